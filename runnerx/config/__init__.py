@@ -1,0 +1,34 @@
+"""Config files: reading, inheritance (``_base_``), command-line overrides, printing, dumping."""
+
+from .config import Config
+from .config_dict import ConfigDict, MissingKeyAttributeError, MissingKeyError, config_key_path
+from .custom_imports import import_modules_from_strings
+from .dict_action import DictAction, parse_option_value
+from .errors import (
+    ConfigError,
+    ConfigFileNotFoundError,
+    ConfigKeyError,
+    ConfigSyntaxError,
+    DuplicateBaseKeyError,
+    InheritanceCycleError,
+)
+from .provenance import Explanation, Origin
+
+__all__ = [
+    "Config",
+    "ConfigDict",
+    "ConfigError",
+    "ConfigFileNotFoundError",
+    "ConfigKeyError",
+    "ConfigSyntaxError",
+    "DictAction",
+    "DuplicateBaseKeyError",
+    "Explanation",
+    "InheritanceCycleError",
+    "MissingKeyAttributeError",
+    "MissingKeyError",
+    "Origin",
+    "config_key_path",
+    "import_modules_from_strings",
+    "parse_option_value",
+]

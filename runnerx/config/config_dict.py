@@ -1,0 +1,174 @@
+"""ConfigDict: the dict type of every config value, with attribute access (built on addict).
+
+Each nested ConfigDict remembers where it hangs in the tree, so that a missing key is reported
+with its full path and the close matches (``cfg.optim_wrapper has no key 'optimzer'. Did you
+mean 'optimizer'?``), and so that builders can name the config key that failed.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections import OrderedDict
+from typing import Any
+
+from addict import Dict
+
+_NO_DEFAULT = object()
+
+
+class ConfigDict(Dict):
+    """A dict with attribute access whose nested dicts are ConfigDicts too.
+
+    ``cfg.model.backbone.depth`` and ``cfg['model']['backbone']['depth']`` are the same value;
+    lists and tuples keep their type. A missing key raises ``KeyError`` for item access and
+    ``AttributeError`` for attribute access, both naming the path and close matches.
+    """
+
+    # (owner ConfigDict, key) where this dict hangs; None at the root of a tree.
+    __owner: tuple[ConfigDict, str] | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        object.__setattr__(self, "__frozen", False)
+        for arg in args:
+            if not arg:
+                continue
+            items = dict.items(arg) if isinstance(arg, dict) else arg
+            for key, value in items:
+                self[key] = value
+        for key, value in kwargs.items():
+            self[key] = value
+
+    def __setitem__(self, name: Any, value: Any) -> None:
+        dict.__setitem__(self, name, _adopt(value, self, name))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(type(self), name):
+            raise AttributeError(
+                f"'{name}' is a ConfigDict method and cannot be set as an attribute; "
+                f"use item access: cfg[{name!r}] = ..."
+            )
+        self[name] = value
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return dict.__getitem__(self, name)
+        except KeyError:
+            raise MissingKeyAttributeError(self, name) from None
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            del self[name]
+        except KeyError:
+            raise MissingKeyAttributeError(self, name) from None
+
+    def __missing__(self, name: Any) -> Any:
+        raise MissingKeyError(self, name)
+
+    def __copy__(self) -> ConfigDict:
+        other = self.__class__()
+        for key, value in dict.items(self):
+            dict.__setitem__(other, key, value)
+        return other
+
+    copy = __copy__
+
+    def __deepcopy__(self, memo: dict) -> ConfigDict:
+        other = self.__class__()
+        memo[id(self)] = other
+        for key, value in dict.items(self):
+            other[copy.deepcopy(key, memo)] = copy.deepcopy(value, memo)
+        return other
+
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        return (self.__class__, (dict(dict.items(self)),))
+
+    def pop(self, key: Any, default: Any = None) -> Any:
+        """Remove ``key`` and return its value, or ``default`` (None) when absent, as MMEngine."""
+        return dict.pop(self, key, default)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        """Return ``self[key]``, first setting it to ``default`` when absent."""
+        if key not in self:
+            self[key] = default
+        return dict.__getitem__(self, key)
+
+    def to_dict(self) -> dict:
+        """Return the same tree as plain ``dict``, ``list`` and ``tuple`` objects."""
+        return to_plain(self)
+
+
+def to_plain(value: Any) -> Any:
+    """Convert every dict in ``value`` (ConfigDicts included) to a plain ``dict``, recursively."""
+    if isinstance(value, dict):
+        return {key: to_plain(item) for key, item in dict.items(value)}
+    if isinstance(value, (list, tuple)):
+        return _rebuild_sequence(value, [to_plain(item) for item in value])
+    return value
+
+
+def config_key_path(cfg: Any) -> str | None:
+    """Dotted path of a ConfigDict inside its tree (``'model.backbone'``).
+
+    Returns ``''`` for the root of a tree and ``None`` for anything that is not a ConfigDict.
+    """
+    if not isinstance(cfg, ConfigDict):
+        return None
+    parts: list[str] = []
+    node = cfg
+    while (owner := node._ConfigDict__owner) is not None and len(parts) < 1000:
+        node, key = owner
+        parts.append(str(key))
+    return ".".join(reversed(parts))
+
+
+def _adopt(value: Any, owner: ConfigDict, key: Any) -> Any:
+    """Turn plain dicts in ``value`` into ConfigDicts and record where they hang."""
+    kind = type(value)
+    if kind is dict or kind is OrderedDict:
+        value = ConfigDict(value)
+    elif kind is list or kind is tuple or isinstance(value, (list, tuple)):
+        items = [_adopt(item, owner, f"{key}.{index}") for index, item in enumerate(value)]
+        return _rebuild_sequence(value, items)
+    elif not isinstance(value, ConfigDict):
+        return value
+    object.__setattr__(value, "_ConfigDict__owner", (owner, key))
+    return value
+
+
+def _rebuild_sequence(original: list | tuple, items: list) -> list | tuple:
+    kind = type(original)
+    if kind is list:
+        return items
+    if hasattr(original, "_fields"):  # a namedtuple takes its fields positionally
+        return kind(*items)
+    return kind(items)
+
+
+class _MissingKey:
+    """Shared message of the two missing-key errors, built only when it is shown."""
+
+    def __init__(self, cfg: ConfigDict, name: Any) -> None:
+        super().__init__(name)
+        self.cfg = cfg
+        self.key = name
+
+    def __str__(self) -> str:
+        path = config_key_path(self.cfg)
+        where = "config" if path is None else ("cfg" if path == "" else f"cfg.{path}")
+        keys = [str(key) for key in self.cfg]
+        message = f"{where} has no key {self.key!r}."
+        if isinstance(self.key, str):
+            close = difflib.get_close_matches(self.key, keys, n=3, cutoff=0.6)
+            if close:
+                message += " Did you mean " + " or ".join(repr(match) for match in close) + "?"
+        shown = ", ".join(keys[:20]) + (", ..." if len(keys) > 20 else "")
+        return message + (f" Keys there: {shown}." if keys else " It is empty.")
+
+
+class MissingKeyError(_MissingKey, KeyError):
+    """``cfg['missing']``: a KeyError that names the key path and close matches."""
+
+
+class MissingKeyAttributeError(_MissingKey, AttributeError):
+    """``cfg.missing``: an AttributeError that names the key path and close matches."""

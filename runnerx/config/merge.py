@@ -1,0 +1,74 @@
+"""How a child config, or a set of command-line options, is merged into what it inherits.
+
+The rules are MMEngine's, so inherited configs mean the same here:
+
+* dicts merge key by key, recursively;
+* ``_delete_=True`` in a child dict replaces the inherited dict instead of merging into it;
+* anything that is not a dict (lists and tuples included) replaces the inherited value;
+* a child dict over an inherited non-dict is an error unless it says ``_delete_=True``;
+* with ``allow_list_keys`` (command-line options), a key ``'0'``, ``'1'``... indexes a list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ConfigKeyError
+
+DELETE_KEY = "_delete_"
+
+
+def merge_into(child: dict, base: dict | list, allow_list_keys: bool = False) -> Any:
+    """Return ``base`` with ``child`` merged into it; ``base`` itself is left unchanged.
+
+    ``merge_into({'a': {'x': 2}}, {'a': {'x': 1, 'y': 1}})`` gives ``{'a': {'x': 2, 'y': 1}}``.
+    """
+    merged = base.copy()
+    for key, value in child.items():
+        if allow_list_keys and isinstance(merged, list) and isinstance(key, str) and key.isdigit():
+            index = int(key)
+            if index >= len(merged):
+                raise ConfigKeyError(
+                    f"index {index} is out of range for a list of {len(merged)} items: {merged}"
+                )
+            merged[index] = merge_into(value, merged[index], allow_list_keys)
+        elif isinstance(value, dict):
+            if key in merged and not value.pop(DELETE_KEY, False):
+                inherited = merged[key]
+                allowed = (dict, list) if allow_list_keys else dict
+                if not isinstance(inherited, allowed):
+                    raise TypeError(
+                        f"{key}={value} is a dict in the child config but the inherited value "
+                        f"is a {type(inherited).__name__} ({inherited!r}), so it cannot be "
+                        f"merged. Set `{DELETE_KEY}=True` in the child's dict to replace it."
+                    )
+                merged[key] = merge_into(value, inherited, allow_list_keys)
+            else:
+                merged[key] = _fresh_dict(value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _fresh_dict(value: dict) -> dict:
+    # A child dict that replaces (or adds) a key: a new container, so that a later
+    # pop of `_delete_` or an item assignment never reaches the object the child holds.
+    from .config_dict import ConfigDict
+
+    return ConfigDict(value) if isinstance(value, ConfigDict) else dict(value)
+
+
+def nest_dotted_keys(options: dict[str, Any]) -> dict:
+    """Turn ``{'a.b.c': 1, 'x.0.y': 2}`` into ``{'a': {'b': {'c': 1}}, 'x': {'0': {'y': 2}}}``."""
+    nested: dict = {}
+    for dotted, value in options.items():
+        *parents, leaf = dotted.split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigKeyError(
+                    f"option {dotted!r} sets a key below {part!r}, which is given a value"
+                )
+        node[leaf] = value
+    return nested

@@ -1,0 +1,155 @@
+"""build_from_cfg: turn ``dict(type=..., **kwargs)`` into an object, with errors that say where."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from runnerx.registry.default_scope import DefaultScope
+from runnerx.registry.errors import (
+    NotRegisteredError,
+    RegistryKeyError,
+    is_wrapped,
+    mark_wrapped,
+)
+from runnerx.registry.registry import Registry
+
+
+def build_from_cfg(
+    cfg: Mapping[str, Any], registry: Registry, default_args: Mapping[str, Any] | None = None
+) -> Any:
+    """Build the object ``cfg`` describes: look up ``cfg['type']`` and call it with the rest.
+
+    ``type`` is a registered name (``'ResNet'``, ``'mypkg.ResNet'``), a dotted import path
+    (``'torch.optim.SGD'``) or a class or function itself. ``default_args`` fill in keys the
+    config leaves out; ``cfg`` itself is not changed. ``_scope_`` switches the default scope
+    while this object (and whatever it builds) is built::
+
+        build_from_cfg(dict(type='SGD', lr=0.1), OPTIMIZERS, default_args=dict(params=params))
+
+    An error while constructing is raised again, chained, with the config key path and the
+    type in front of the original message (same exception type where possible).
+    """
+    cfg = _as_mapping(cfg)
+    if not isinstance(cfg, Mapping):
+        raise TypeError(
+            "cfg must be a dict (or ConfigDict) with a 'type' key, but got "
+            f"{type(cfg).__name__}: {_short(cfg)}"
+        )
+    if default_args is not None and not isinstance(default_args, Mapping):
+        raise TypeError(f"default_args must be a dict or None, but got {type(default_args)}")
+    if not isinstance(registry, Registry):
+        raise TypeError(f"registry must be a runnerx Registry, but got {type(registry)}")
+    if "type" not in cfg and (default_args is None or "type" not in default_args):
+        raise mark_wrapped(RegistryKeyError(_missing_type_message(cfg)))
+
+    args = dict(cfg)
+    if default_args is not None:
+        for key, value in default_args.items():
+            args.setdefault(key, value)
+    with DefaultScope.overwrite_default_scope(args.pop("_scope_", None)):
+        type_value = args.pop("type")
+        obj_type = _resolve_type(type_value, _registries_to_search(registry), cfg)
+        try:
+            return obj_type(**args)
+        except Exception as err:
+            if is_wrapped(err):
+                raise
+            raise _with_context(err, type_value, obj_type, cfg) from err
+
+
+def _as_mapping(cfg: Any) -> Any:
+    """A whole ``Config`` (iterable, indexable, with ``to_dict``) is read as its top-level dict,
+    as MMEngine's build_from_cfg accepts a Config; anything else is returned unchanged."""
+    kind = type(cfg)
+    if isinstance(cfg, Mapping) or not all(
+        hasattr(kind, attr) for attr in ("to_dict", "__getitem__", "__iter__")
+    ):
+        return cfg
+    return {key: cfg[key] for key in cfg}
+
+
+def _registries_to_search(registry: Registry) -> list[Registry]:
+    """The default scope's registry first (when there is one and it differs), then ``registry``."""
+    current = DefaultScope.get_current_instance()
+    if current is None or current.scope_name == registry.scope:
+        return [registry]
+    scoped = registry.registry_for_scope(current.scope_name)
+    if scoped is None:  # no registry of that scope in this tree: normal for most registries
+        return [registry]
+    return [scoped] if scoped is registry else [scoped, registry]
+
+
+def _resolve_type(type_value: Any, registries: list[Registry], cfg: Mapping) -> Any:
+    if isinstance(type_value, str):
+        for registry in registries:
+            obj = registry.get(type_value)
+            if obj is not None:
+                return obj
+        raise mark_wrapped(NotRegisteredError(type_value, registries, _key_path(cfg)))
+    if callable(type_value):
+        return type_value
+    where = _where(cfg)
+    raise mark_wrapped(
+        TypeError(
+            f"{where} has type={type_value!r} ({type(type_value).__name__}); type must be a "
+            "registered name, a dotted import path, a class or a function"
+        )
+    )
+
+
+def _with_context(err: Exception, type_value: Any, obj_type: Any, cfg: Mapping) -> Exception:
+    """``err`` again, same type where it can be made from one string, else RuntimeError."""
+    shown = repr(type_value) if isinstance(type_value, str) else _name_of(type_value)
+    module = getattr(obj_type, "__module__", None)
+    origin = f"type={shown}" + (f" from {module}" if module else "")
+    path = _key_path(cfg)
+    head = (
+        f"while building {origin}" if path is None else f"while building {_where(cfg)} ({origin})"
+    )
+    detail = str(err) or type(err).__name__
+    message = f"{head}: {detail}"
+    wrapped: Exception | None
+    try:
+        wrapped = type(err)(message)
+    except Exception:
+        wrapped = None
+    # Keep the type only when the new error really shows the message (KeyError quotes it).
+    if wrapped is not None and message not in str(wrapped) and wrapped.args != (message,):
+        wrapped = None
+    if wrapped is None:
+        wrapped = RuntimeError(f"{head}: {type(err).__name__}: {detail}")
+    mark_wrapped(wrapped)
+    return wrapped
+
+
+def _key_path(cfg: Any) -> str | None:
+    # Imported here: the config package may import the registry, never the other way round.
+    from runnerx.config.config_dict import config_key_path
+
+    return config_key_path(cfg)
+
+
+def _where(cfg: Any) -> str:
+    path = _key_path(cfg)
+    if path is None:
+        return "the config"
+    return f"cfg.{path}" if path else "cfg"
+
+
+def _missing_type_message(cfg: Mapping) -> str:
+    keys = ", ".join(str(key) for key in cfg) or "none"
+    return (
+        f"{_where(cfg)} has no 'type' key (its keys: {keys}); 'type' names what to build: a "
+        "registered name, a dotted import path like 'torch.optim.SGD', or a class or function. "
+        "default_args=dict(type=...) can give one."
+    )
+
+
+def _name_of(obj: Any) -> str:
+    return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,160 @@
+"""The registry's errors and the text its messages and tables are made of."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runnerx.registry.registry import Registry
+
+# Set on an exception once a build has added its context, so outer builds pass it on unchanged.
+WRAPPED_MARK = "_runnerx_build_wrapped"
+
+_CUSTOM_IMPORTS_HINT = (
+    "If it is defined in your own package, make sure that package is imported before the build "
+    "(in a config: custom_imports=dict(imports=['my_pkg.models']))."
+)
+
+
+class RegistryKeyError(KeyError):
+    """A KeyError raised by the registry; ``str(err)`` is the plain message, without quotes."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class NotRegisteredError(RegistryKeyError):
+    """A type name that no searched registry knows (and that is not an importable path).
+
+    Attributes: ``key`` (the name asked for), ``registries`` (where the search started) and
+    ``path`` (the config key path of the dict being built, when known).
+    """
+
+    def __init__(
+        self, key: str, registries: list[Registry] | tuple = (), path: str | None = None
+    ) -> None:
+        self.key = key
+        self.registries = list(registries)
+        self.path = path
+        message = not_registered_message(key, self.registries, path) if registries else key
+        super().__init__(message)
+
+
+def mark_wrapped(err: BaseException) -> BaseException:
+    """Mark ``err`` as already carrying build context; returns it."""
+    try:
+        setattr(err, WRAPPED_MARK, True)
+    except (AttributeError, TypeError):  # an exception type without __dict__
+        pass
+    return err
+
+
+def is_wrapped(err: BaseException) -> bool:
+    """Whether a build already added its context to ``err``."""
+    return bool(getattr(err, WRAPPED_MARK, False))
+
+
+def qualified_name(obj: Any) -> str:
+    """``module.QualName`` of a class or function, for messages and tables."""
+    module = getattr(obj, "__module__", None)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if name is None:
+        return repr(obj)
+    return f"{module}.{name}" if module else name
+
+
+def describe(registry: Registry) -> str:
+    """``the 'model' registry (scope 'runnerx')``: how messages name a registry."""
+    return f"the '{registry.name}' registry (scope '{registry.scope}')"
+
+
+def check_names(name: Any) -> list[str] | None:
+    """Validate register_module's ``name``: None, a str or a list of str without dots."""
+    if name is None:
+        return None
+    names = [name] if isinstance(name, str) else name
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"name must be a str, a list of str or None, but got {name!r}")
+    for each in names:
+        if not each or "." in each:
+            raise ValueError(
+                f"cannot register under {each!r}: a name must be non-empty and have no dots "
+                "(a dot separates a scope from a name, as in 'mypkg.ResNet')"
+            )
+    return list(names)
+
+
+def registry_table(name: str, scope: str, entries: dict[str, Any], pending: list[str]) -> str:
+    """A registry's repr: a header and a two-column table of names and objects."""
+    rows = [(key, qualified_name(obj)) for key, obj in sorted(entries.items())]
+    head = f"Registry(name={name!r}, scope={scope!r}, {len(rows)} entries"
+    if pending:
+        head += f"; not yet imported: {', '.join(pending)}"
+    width = max([len("Name")] + [len(key) for key, _ in rows])
+    lines = [head + ")", f"  {'Name':<{width}}  Object", f"  {'-' * width}  ------"]
+    lines += [f"  {key:<{width}}  {obj}" for key, obj in rows]
+    return "\n".join(lines)
+
+
+def _quoted_alternatives(words: list[str]) -> str:
+    return " or ".join(repr(word) for word in words)
+
+
+def not_registered_message(key: str, registries: list[Registry], path: str | None) -> str:
+    """Say which registries were searched for ``key`` and suggest close names."""
+    import difflib
+
+    from runnerx.registry.import_path import import_object
+
+    where = "" if path is None else (" (cfg.type)" if path == "" else f" (cfg.{path}.type)")
+    searched: list[Registry] = []
+    suggestions: list[str] = []
+    missing_scopes: list[tuple[Registry, str]] = []
+    for registry in registries:
+        chain, name, prefix = registry._resolve_chain(key)
+        if not chain:
+            missing_scopes.append((registry.root, name.split(".", 1)[0]))
+            continue
+        searched.extend(reg for reg in chain if reg not in searched)
+        names = [entry for reg in chain for entry in reg._module_dict]
+        for match in difflib.get_close_matches(name, names, n=3, cutoff=0.6):
+            if prefix + match not in suggestions:
+                suggestions.append(prefix + match)
+
+    if searched:
+        first, rest = searched[0], searched[1:]
+        message = f"{key!r}{where} is not registered in {describe(first)}"
+        if rest:
+            message += ", nor in " + ", ".join(
+                f"'{reg.name}' (scope '{reg.scope}')" for reg in rest
+            )
+        message += "."
+    else:
+        root, scope = missing_scopes[0]
+        scopes = _scopes_under(root)
+        _, why = import_object(key)
+        message = (
+            f"{key!r}{where} is not registered: it starts with scope {scope!r}, but no registry "
+            f"in the tree of {describe(root)} has that scope (scopes there: "
+            f"{', '.join(repr(s) for s in scopes)}), and it is not an importable Python path "
+            f"({why})."
+        )
+        close_scopes = difflib.get_close_matches(scope, scopes, n=3, cutoff=0.6)
+        if close_scopes:
+            message += f" Did you mean scope {_quoted_alternatives(close_scopes)}?"
+            return message
+
+    if suggestions:
+        return message + f" Did you mean {_quoted_alternatives(suggestions)}?"
+    return message + " " + _CUSTOM_IMPORTS_HINT
+
+
+def _scopes_under(root: Registry) -> list[str]:
+    scopes: list[str] = []
+    stack = [root]
+    while stack:
+        registry = stack.pop()
+        if registry.scope not in scopes:
+            scopes.append(registry.scope)
+        stack.extend(reversed(list(registry.children.values())))
+    return scopes

@@ -1,0 +1,276 @@
+"""Registry: a named table from type names to classes and functions, arranged in a scope tree."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from runnerx.registry.errors import (
+    RegistryKeyError,
+    check_names,
+    describe,
+    qualified_name,
+    registry_table,
+)
+
+_REGISTRABLE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+
+
+class Registry:
+    """Maps names to classes and functions so that configs can name what to build.
+
+    ``dict(type='ResNet', depth=50)`` is built by looking ``'ResNet'`` up here and calling the
+    class with the other keys. Registries form a tree: a package makes a child of a root
+    registry under its own scope, sees its ancestors' entries, and is reachable from anywhere
+    in the tree as ``'mypkg.Name'``::
+
+        MODELS = Registry('model', parent=ROOT_MODELS, scope='mypkg', locations=['mypkg.models'])
+
+        @MODELS.register_module()
+        class ResNet: ...
+
+        MODELS.build(dict(type='ResNet', depth=50))
+
+    ``scope`` defaults to the top-level package of the module that creates the registry.
+    ``locations`` are modules imported the first time the registry is looked up, so that the
+    entries they register are there without importing them up front.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        build_func: Callable[..., Any] | None = None,
+        parent: Registry | None = None,
+        scope: str | None = None,
+        locations: Iterable[str] = (),
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Registry name must be a non-empty str, but got {name!r}")
+        if parent is not None and not isinstance(parent, Registry):
+            raise TypeError(f"parent must be a Registry or None, but got {type(parent).__name__}")
+        if build_func is not None and not callable(build_func):
+            raise TypeError(f"build_func must be callable, but got {type(build_func).__name__}")
+        if scope is None:
+            scope = self._infer_scope()
+        elif not isinstance(scope, str) or not scope or "." in scope:
+            raise ValueError(f"scope must be a non-empty str without dots, but got {scope!r}")
+        if parent is not None and scope in parent._children:
+            taken = parent._children[scope]
+            raise ValueError(
+                f"{describe(parent)} already has a child with scope {scope!r} "
+                f"(the '{taken.name}' registry); create this one with another scope="
+            )
+        self._name = name
+        self._scope = scope
+        self._parent = parent
+        self._children: dict[str, Registry] = {}
+        self._module_dict: dict[str, Any] = {}
+        self._locations = [locations] if isinstance(locations, str) else list(locations)
+        self._imported = not self._locations
+        self._importing = False
+        if build_func is None and parent is not None:
+            build_func = parent.build_func
+        elif build_func is None:
+            from runnerx.registry.build import build_from_cfg
+
+            build_func = build_from_cfg
+        self.build_func = build_func
+        if parent is not None:
+            parent._children[scope] = self
+
+    def _infer_scope(self) -> str:
+        # The caller is the first frame that is not this registry's own __init__ (a subclass's
+        # __init__ calling super().__init__ is skipped too).
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_locals.get("self") is self:
+            frame = frame.f_back
+        module = frame.f_globals.get("__name__") if frame is not None else None
+        return (module or "__main__").split(".", 1)[0]
+
+    @property
+    def name(self) -> str:
+        """The registry's name, e.g. ``'model'``."""
+        return self._name
+
+    @property
+    def scope(self) -> str:
+        """The scope (usually a package name) this registry belongs to."""
+        return self._scope
+
+    @property
+    def parent(self) -> Registry | None:
+        """The registry this one falls back to for plain names, or None for a root."""
+        return self._parent
+
+    @property
+    def children(self) -> dict[str, Registry]:
+        """Child registries by scope."""
+        return self._children
+
+    @property
+    def root(self) -> Registry:
+        """The registry at the top of this one's tree."""
+        registry = self
+        while registry._parent is not None:
+            registry = registry._parent
+        return registry
+
+    @property
+    def module_dict(self) -> dict[str, Any]:
+        """This registry's own entries (not its ancestors'), name -> class or function."""
+        self._import_locations()
+        return self._module_dict
+
+    def register_module(
+        self,
+        name: str | list[str] | tuple[str, ...] | None = None,
+        force: bool = False,
+        module: Any = None,
+    ) -> Any:
+        """Register a class or function, as a decorator or a plain call.
+
+        ``name`` defaults to the object's ``__name__``; a list registers aliases. A name that
+        is taken is an error unless ``force=True``, which replaces the entry::
+
+            @MODELS.register_module()                  # as 'ResNet'
+            @MODELS.register_module(name=['R', 'RN'])  # under two names
+            class ResNet: ...
+
+            MODELS.register_module(name='make_net', module=make_net)
+        """
+        if not isinstance(force, bool):
+            raise TypeError(f"force must be a bool, but got {force!r}")
+        names = check_names(name)
+        if module is not None:
+            self._register(module, names, force)
+            return module
+
+        def register(obj: Any) -> Any:
+            self._register(obj, names, force)
+            return obj
+
+        return register
+
+    def _register(self, module: Any, names: list[str] | None, force: bool) -> None:
+        if not isinstance(module, _REGISTRABLE):
+            raise TypeError(
+                f"{describe(self)} registers classes and functions, but got "
+                f"{type(module).__name__}: {module!r}"
+            )
+        names = names if names is not None else [module.__name__]
+        if not force:
+            for name in names:
+                existing = self._module_dict.get(name)
+                if existing is not None:
+                    raise RegistryKeyError(
+                        f"{name!r} is already registered in {describe(self)} by "
+                        f"{qualified_name(existing)}, so {qualified_name(module)} cannot take "
+                        "that name. Pass force=True to register_module to replace it, or "
+                        "register it under another name."
+                    )
+        for name in names:
+            self._module_dict[name] = module
+
+    def get(self, key: str) -> Any:
+        """The class or function registered as ``key``, or None.
+
+        A plain name is searched here, then in the parent, grandparent, ... A scoped name
+        ``'scope.Name'`` is searched in the registry of that scope in this tree (nested scopes
+        ``'a.b.Name'`` work). Failing that, a dotted key is imported as a Python path, so
+        ``'torch.optim.SGD'`` names that class.
+        """
+        if not isinstance(key, str):
+            raise TypeError(f"a registry key must be a str, but got {type(key).__name__}: {key!r}")
+        obj = self._lookup(key)
+        if obj is None and "." in key:
+            from runnerx.registry.import_path import import_object
+
+            obj, _ = import_object(key)
+        return obj
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        return len(self.module_dict)
+
+    def registry_for_scope(self, scope: str) -> Registry | None:
+        """The registry with ``scope``: this one, a descendant, or any in the tree; or None."""
+        return self._find_scope(scope) or self.root._find_scope(scope)
+
+    @staticmethod
+    def split_scope_key(key: str) -> tuple[str | None, str]:
+        """Split ``'scope.Name'`` into ``('scope', 'Name')``; a plain name gives ``(None, key)``."""
+        scope, dot, rest = key.partition(".")
+        return (scope, rest) if dot else (None, key)
+
+    def _find_scope(self, scope: str) -> Registry | None:
+        if self._scope == scope:
+            return self
+        found = (child._find_scope(scope) for child in self._children.values())
+        return next((registry for registry in found if registry is not None), None)
+
+    def _resolve_chain(self, key: str) -> tuple[list[Registry], str, str]:
+        """Registries a lookup of ``key`` searches (in order), the plain name it looks for and
+        the scope prefix it consumed. The list is empty when a scope in the key is unknown."""
+        registry, name, prefix = self, key, ""
+        while "." in name:
+            scope, rest = name.split(".", 1)
+            target = registry.registry_for_scope(scope)
+            if target is None:
+                return [], name, prefix
+            registry, name, prefix = target, rest, f"{prefix}{scope}."
+        chain = []
+        while registry is not None:
+            chain.append(registry)
+            registry = registry._parent
+        return chain, name, prefix
+
+    def _lookup(self, key: str) -> Any:
+        chain, name, _ = self._resolve_chain(key)
+        for registry in chain:
+            registry._import_locations()
+            obj = registry._module_dict.get(name)
+            if obj is not None:
+                return obj
+        return None
+
+    def _import_locations(self) -> None:
+        # _importing makes a lookup made while a location is being imported (for example by
+        # the location itself) see the entries registered so far instead of recursing.
+        if self._imported or self._importing:
+            return
+        self._importing = True
+        try:
+            for location in self._locations:
+                try:
+                    importlib.import_module(location)
+                except Exception as err:
+                    raise ImportError(
+                        f"{describe(self)} could not import {location!r}, a module "
+                        f"that registers its entries: {type(err).__name__}: {err}",
+                        name=location,
+                    ) from err
+            self._imported = True
+        finally:
+            self._importing = False
+
+    def build(self, cfg: Any, *args: Any, **kwargs: Any) -> Any:
+        """Build an object from ``cfg`` with this registry's ``build_func``.
+
+        ``MODELS.build(dict(type='ResNet', depth=50))``; a second argument (positional or
+        ``default_args=``) gives defaults for keys the config leaves out.
+        """
+        # build_func's second parameter is ``registry``: pass default_args by keyword.
+        if len(args) > 1 or (args and "default_args" in kwargs):
+            raise TypeError("Registry.build takes cfg and at most one more argument, default_args")
+        if args:
+            kwargs["default_args"] = args[0]
+        return self.build_func(cfg, **kwargs, registry=self)
+
+    def __repr__(self) -> str:
+        pending = [] if self._imported else self._locations
+        return registry_table(self._name, self._scope, self._module_dict, pending)

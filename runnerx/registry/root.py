@@ -1,0 +1,54 @@
+"""The root registries: every built-in and user component is registered under one of these.
+
+A package extends a root registry with a child in its own scope::
+
+    from runnerx.registry import MODELS as ROOT_MODELS, Registry
+
+    MODELS = Registry('model', parent=ROOT_MODELS, scope='mypkg', locations=['mypkg.models'])
+
+``locations`` name the runnerx modules that register the built-ins; they are imported the
+first time a registry is looked up, so ``import runnerx`` stays cheap (no torch).
+"""
+
+from __future__ import annotations
+
+from runnerx.registry.registry import Registry
+
+#: ``model=dict(type=...)``: models (``BaseModel`` subclasses, ``nn.Module``\\ s).
+MODELS = Registry("model", scope="runnerx")
+#: ``train_dataloader.dataset``: datasets.
+DATASETS = Registry("dataset", scope="runnerx")
+#: ``train_dataloader.sampler``: samplers.
+DATA_SAMPLERS = Registry("data sampler", scope="runnerx")
+#: ``dataset.pipeline``: data transforms.
+TRANSFORMS = Registry("transform", scope="runnerx")
+#: ``optim_wrapper.optimizer``: every optimizer of ``torch.optim``, plus custom ones.
+OPTIMIZERS = Registry("optimizer", scope="runnerx", locations=["runnerx.optim.optimizers"])
+#: ``optim_wrapper=dict(type='OptimWrapper' | 'AmpOptimWrapper', ...)``.
+OPTIM_WRAPPERS = Registry("optim_wrapper", scope="runnerx")
+#: ``optim_wrapper.constructor``: what turns a model and a config into an optim wrapper.
+OPTIM_WRAPPER_CONSTRUCTORS = Registry("optimizer wrapper constructor", scope="runnerx")
+#: ``param_scheduler``: learning-rate and momentum schedulers.
+PARAM_SCHEDULERS = Registry("parameter scheduler", scope="runnerx")
+#: ``default_hooks`` / ``custom_hooks``: hooks.
+HOOKS = Registry("hook", scope="runnerx")
+#: ``train_cfg`` / ``val_cfg`` / ``test_cfg``: training, validation and test loops.
+LOOPS = Registry("loop", scope="runnerx")
+#: ``val_evaluator.metrics``: metrics.
+METRICS = Registry("metric", scope="runnerx")
+#: ``val_evaluator`` / ``test_evaluator``: evaluators that run metrics.
+EVALUATOR = Registry("evaluator", scope="runnerx")
+#: ``visualizer.vis_backends``: visualization backends (local files, TensorBoard, ...).
+VISBACKENDS = Registry("vis_backend", scope="runnerx")
+#: ``visualizer``: visualizers.
+VISUALIZERS = Registry("visualizer", scope="runnerx")
+#: ``log_processor``: what turns logged values into log lines.
+LOG_PROCESSORS = Registry("log_processor", scope="runnerx")
+#: ``model_wrapper_cfg``: model wrappers (DDP, FSDP, ...).
+MODEL_WRAPPERS = Registry("model_wrapper", scope="runnerx")
+#: ``strategy``: how a model is placed, wrapped and compiled.
+STRATEGIES = Registry("strategy", scope="runnerx")
+#: functions named in configs, e.g. ``collate_fn=dict(type='default_collate')``.
+FUNCTIONS = Registry("function", scope="runnerx")
+#: ``runner_type``: runners.
+RUNNERS = Registry("runner", scope="runnerx")

@@ -1,0 +1,5 @@
+_base_ = './sub/level3.py'
+model = dict(type='Net4')
+extra = None
+flag = True
+ratio = 0.25

@@ -1,0 +1,2 @@
+model = dict(type='A')
+shared = 1

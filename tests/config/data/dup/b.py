@@ -1,0 +1,2 @@
+optim = dict(type='SGD')
+shared = 2

@@ -1,0 +1,2 @@
+_base_ = '../delete/base.py'
+m = {{_base_.model.bakbone}}

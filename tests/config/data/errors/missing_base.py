@@ -1,0 +1,2 @@
+_base_ = ['./does_not_exist.py']
+x = 1

@@ -1,0 +1,4 @@
+model = dict(
+    type='Net',
+    depth=18
+optimizer = dict(type='SGD')

@@ -1,0 +1,2 @@
+_base_ = './middle.yaml'
+model = dict(layers=[4, 5])

@@ -1,0 +1,167 @@
+"""build_from_cfg: type forms, default_args, missing type, and how construction errors read."""
+
+import pytest
+
+from runnerx.config.config_dict import ConfigDict
+from runnerx.registry import Registry, RegistryKeyError, build_from_cfg
+
+
+class Point:
+    def __init__(self, x=0, y=0):
+        self.x, self.y = x, y
+
+
+def make_pair(a, b=2):
+    return (a, b)
+
+
+class TwoArgError(Exception):
+    def __init__(self, code, detail):
+        super().__init__(code, detail)
+
+
+class Fails:
+    def __init__(self, kind="value"):
+        if kind == "value":
+            raise ValueError("depth must be positive")
+        if kind == "key":
+            raise KeyError("missing")
+        raise TwoArgError(7, "odd")
+
+
+@pytest.fixture
+def models():
+    registry = Registry("model", scope="buildtest")
+    registry.register_module(module=Point)
+    registry.register_module(module=make_pair)
+    registry.register_module(module=Fails)
+    return registry
+
+
+def test_build_with_string_class_and_function_types(models):
+    point = models.build(dict(type="Point", x=1, y=2))
+    assert isinstance(point, Point) and (point.x, point.y) == (1, 2)
+    assert isinstance(models.build(dict(type=Point)), Point)
+    assert models.build(dict(type="make_pair", a=1)) == (1, 2)
+    assert models.build(dict(type=make_pair, a=3, b=4)) == (3, 4)
+    assert build_from_cfg(dict(type="Point", x=5), models).x == 5
+
+
+def test_build_from_config_dict(models):
+    cfg = ConfigDict(dict(model=dict(type="Point", x=1)))
+    assert models.build(cfg.model).x == 1
+
+
+def test_build_from_whole_config(models):
+    from runnerx.config import Config
+
+    point = models.build(Config(dict(type="Point", x=4)))
+    assert isinstance(point, Point) and point.x == 4
+
+
+def test_default_args_fill_in_but_do_not_override(models):
+    cfg = dict(type="Point", x=1)
+    defaults = dict(x=10, y=20)
+    point = models.build(cfg, default_args=defaults)
+    assert (point.x, point.y) == (1, 20)
+    assert cfg == dict(type="Point", x=1)
+    assert defaults == dict(x=10, y=20)
+    positional = models.build(dict(type="Point"), dict(y=3))  # MMEngine: 2nd arg is default_args
+    assert positional.y == 3
+
+
+def test_type_may_come_from_default_args(models):
+    assert isinstance(models.build(dict(x=1), default_args=dict(type="Point")), Point)
+
+
+def test_missing_type_says_what_was_given_and_expected(models):
+    with pytest.raises(KeyError) as info:
+        models.build(dict(x=1))
+    message = str(info.value)
+    assert isinstance(info.value, RegistryKeyError)
+    assert "'type'" in message and "x" in message and "registered name" in message
+
+    cfg = ConfigDict(dict(model=dict(neck=dict(depth=1))))
+    with pytest.raises(KeyError, match=r"cfg\.model\.neck has no 'type' key"):
+        models.build(cfg.model.neck)
+
+
+def test_cfg_must_be_a_dict(models):
+    with pytest.raises(TypeError, match="list"):
+        models.build([("type", "Point")])
+    with pytest.raises(TypeError, match="type must be"):
+        models.build(dict(type=42))
+
+
+def test_cfg_is_not_mutated_by_scope_key(models):
+    cfg = dict(type="Point", _scope_="buildtest")
+    models.build(cfg)
+    assert cfg == dict(type="Point", _scope_="buildtest")
+
+
+def test_construction_error_keeps_type_names_type_and_chains(models):
+    with pytest.raises(ValueError) as info:
+        models.build(dict(type="Fails"))
+    err = info.value
+    assert type(err) is ValueError
+    message = str(err)
+    assert "type='Fails'" in message and __name__ in message
+    assert "depth must be positive" in message
+    assert isinstance(err.__cause__, ValueError) and err.__cause__ is not err
+
+
+def test_construction_error_of_key_error_stays_key_error(models):
+    with pytest.raises(KeyError) as info:
+        models.build(dict(type="Fails", kind="key"))
+    assert "missing" in str(info.value) and "Fails" in str(info.value)
+
+
+def test_error_that_cannot_take_one_string_becomes_runtime_error(models):
+    with pytest.raises(RuntimeError) as info:
+        models.build(dict(type="Fails", kind="two"))
+    assert "TwoArgError" in str(info.value) and "type='Fails'" in str(info.value)
+    assert isinstance(info.value.__cause__, TwoArgError)
+
+
+def test_error_names_config_key_path(models):
+    cfg = ConfigDict(dict(model=dict(backbone=dict(type="Point", bad=1))))["model"]["backbone"]
+    with pytest.raises(TypeError) as info:
+        models.build(cfg)
+    message = str(info.value)
+    assert message.startswith("while building cfg.model.backbone (type='Point' from ")
+    assert "bad" in message
+    assert isinstance(info.value.__cause__, TypeError)
+
+
+def test_unknown_type_error_names_config_key_path(models):
+    cfg = ConfigDict(dict(model=dict(head=dict(type="Pont"))))
+    with pytest.raises(KeyError) as info:
+        models.build(cfg.model.head)
+    assert "(cfg.model.head.type)" in str(info.value)
+    assert "Did you mean 'Point'?" in str(info.value)
+
+
+def test_nested_build_wraps_only_once(models):
+    @models.register_module()
+    class Outer:
+        def __init__(self, inner):
+            self.inner = models.build(inner)
+
+    cfg = ConfigDict(dict(model=dict(type="Outer", inner=dict(type="Fails"))))
+    with pytest.raises(ValueError) as info:
+        models.build(cfg.model)
+    message = str(info.value)
+    assert message.count("while building") == 1
+    assert "cfg.model.inner (type='Fails'" in message
+
+    bad_name = ConfigDict(dict(model=dict(type="Outer", inner=dict(type="Nope"))))
+    with pytest.raises(KeyError) as info:
+        models.build(bad_name.model)
+    assert "while building" not in str(info.value)
+    assert "(cfg.model.inner.type)" in str(info.value)
+
+
+def test_error_from_plain_dict_omits_path(models):
+    with pytest.raises(TypeError) as info:
+        models.build(dict(type="Point", bad=1))
+    assert str(info.value).startswith("while building type='Point' from ")

@@ -1,0 +1,62 @@
+"""Project-level promises: the README's commands, CI, the docs' examples, a light import."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+
+
+def readme_commands() -> list[str]:
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    return [block.strip() for block in blocks]
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    test_command = next(c for c in readme_commands() if "pytest" in c)
+    ci_lines = [line.strip() for line in (ROOT / ".ci/run").read_text().splitlines()]
+    assert test_command in ci_lines
+
+
+def test_readme_main_job_runs(tmp_path):
+    main_job = next(c for c in readme_commands() if "tools/" in c and "pytest" not in c)
+    tool_call = main_job.split("&& ")[-1]  # the set-up part is what this test suite runs in
+    args = tool_call.split()
+    assert args[0] == "python"
+    result = subprocess.run(
+        [sys.executable, *args[1:]], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "optim_wrapper = dict(" in result.stdout
+
+
+def test_import_runnerx_does_not_import_torch_or_optional_packages():
+    code = (
+        "import sys, runnerx; "
+        "heavy = [m for m in ('torch', 'yaml', 'mmengine', 'numpy', 'tensorboard') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def runnable_doc_blocks():
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for index, block in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), re.S)):
+            if block.startswith(("from runnerx", "import")):
+                yield pytest.param(block, id=f"{page.name}-{index}")
+
+
+@pytest.mark.parametrize("block", list(runnable_doc_blocks()))
+def test_docs_examples_run(block, tmp_path):
+    script = tmp_path / "example.py"
+    script.write_text(block)
+    result = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
