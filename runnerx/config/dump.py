@@ -1,12 +1,11 @@
-"""Writing a config as .py, .json or .yaml text, and writing files so a crash cannot tear them."""
+"""Writing a config as .py, .json or .yaml text."""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from typing import Any
 
+from ..fileio import atomic_write
 from .pretty import object_path
 
 
@@ -40,19 +39,6 @@ def _yaml_ready(value: Any) -> Any:
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, so readers (and a
-    crash) only ever see the old file or the complete new one."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    """Write ``text`` to ``path`` so that a crash leaves the old file or the whole new one."""
+    with atomic_write(path) as file:
+        file.write(text)

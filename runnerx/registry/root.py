@@ -15,40 +15,44 @@ from __future__ import annotations
 from runnerx.registry.registry import Registry
 
 #: ``model=dict(type=...)``: models (``BaseModel`` subclasses, ``nn.Module``\\ s).
-MODELS = Registry("model", scope="runnerx")
+MODELS = Registry("model", scope="runnerx", locations=["runnerx.model"])
 #: ``train_dataloader.dataset``: datasets.
-DATASETS = Registry("dataset", scope="runnerx")
+DATASETS = Registry("dataset", scope="runnerx", locations=["runnerx.data"])
 #: ``train_dataloader.sampler``: samplers.
-DATA_SAMPLERS = Registry("data sampler", scope="runnerx")
+DATA_SAMPLERS = Registry("data sampler", scope="runnerx", locations=["runnerx.data"])
 #: ``dataset.pipeline``: data transforms.
 TRANSFORMS = Registry("transform", scope="runnerx")
 #: ``optim_wrapper.optimizer``: every optimizer of ``torch.optim``, plus custom ones.
 OPTIMIZERS = Registry("optimizer", scope="runnerx", locations=["runnerx.optim.optimizers"])
 #: ``optim_wrapper=dict(type='OptimWrapper' | 'AmpOptimWrapper', ...)``.
-OPTIM_WRAPPERS = Registry("optim_wrapper", scope="runnerx")
+OPTIM_WRAPPERS = Registry("optim_wrapper", scope="runnerx", locations=["runnerx.optim"])
 #: ``optim_wrapper.constructor``: what turns a model and a config into an optim wrapper.
-OPTIM_WRAPPER_CONSTRUCTORS = Registry("optimizer wrapper constructor", scope="runnerx")
+OPTIM_WRAPPER_CONSTRUCTORS = Registry(
+    "optimizer wrapper constructor", scope="runnerx", locations=["runnerx.optim"]
+)
 #: ``param_scheduler``: learning-rate and momentum schedulers.
-PARAM_SCHEDULERS = Registry("parameter scheduler", scope="runnerx")
+PARAM_SCHEDULERS = Registry(
+    "parameter scheduler", scope="runnerx", locations=["runnerx.optim.scheduler"]
+)
 #: ``default_hooks`` / ``custom_hooks``: hooks.
-HOOKS = Registry("hook", scope="runnerx")
+HOOKS = Registry("hook", scope="runnerx", locations=["runnerx.hooks"])
 #: ``train_cfg`` / ``val_cfg`` / ``test_cfg``: training, validation and test loops.
-LOOPS = Registry("loop", scope="runnerx")
+LOOPS = Registry("loop", scope="runnerx", locations=["runnerx.runner"])
 #: ``val_evaluator.metrics``: metrics.
-METRICS = Registry("metric", scope="runnerx")
+METRICS = Registry("metric", scope="runnerx", locations=["runnerx.evaluator"])
 #: ``val_evaluator`` / ``test_evaluator``: evaluators that run metrics.
-EVALUATOR = Registry("evaluator", scope="runnerx")
+EVALUATOR = Registry("evaluator", scope="runnerx", locations=["runnerx.evaluator"])
 #: ``visualizer.vis_backends``: visualization backends (local files, TensorBoard, ...).
-VISBACKENDS = Registry("vis_backend", scope="runnerx")
+VISBACKENDS = Registry("vis_backend", scope="runnerx", locations=["runnerx.logging"])
 #: ``visualizer``: visualizers.
-VISUALIZERS = Registry("visualizer", scope="runnerx")
+VISUALIZERS = Registry("visualizer", scope="runnerx", locations=["runnerx.logging"])
 #: ``log_processor``: what turns logged values into log lines.
-LOG_PROCESSORS = Registry("log_processor", scope="runnerx")
+LOG_PROCESSORS = Registry("log_processor", scope="runnerx", locations=["runnerx.logging"])
 #: ``model_wrapper_cfg``: model wrappers (DDP, FSDP, ...).
 MODEL_WRAPPERS = Registry("model_wrapper", scope="runnerx")
 #: ``strategy``: how a model is placed, wrapped and compiled.
 STRATEGIES = Registry("strategy", scope="runnerx")
 #: functions named in configs, e.g. ``collate_fn=dict(type='default_collate')``.
-FUNCTIONS = Registry("function", scope="runnerx")
+FUNCTIONS = Registry("function", scope="runnerx", locations=["runnerx.data"])
 #: ``runner_type``: runners.
-RUNNERS = Registry("runner", scope="runnerx")
+RUNNERS = Registry("runner", scope="runnerx", locations=["runnerx.runner"])

@@ -1,0 +1,145 @@
+"""What a Runner puts into a checkpoint and takes back from one (MMEngine's layout).
+
+A checkpoint is a dict with ``meta`` (epoch, iter, seed, experiment name, config text,
+versions, time), ``state_dict`` (the model), ``optimizer``, ``param_schedulers`` and
+``message_hub``, so tools that read MMEngine checkpoints read these too.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import torch
+
+from runnerx.version import __version__
+
+from .io import load_checkpoint, load_model_weights, save_checkpoint
+
+
+def runner_checkpoint(
+    runner: Any,
+    save_optimizer: bool = True,
+    save_param_scheduler: bool = True,
+    meta: dict | None = None,
+    by_epoch: bool = True,
+) -> dict:
+    """The checkpoint dict of ``runner`` at this point of training."""
+    # Called from after_train_epoch / after_train_iter, before the loop counts that step.
+    epoch, step = (runner.epoch + 1, runner.iter) if by_epoch else (runner.epoch, runner.iter + 1)
+    full_meta = {
+        "epoch": epoch,
+        "iter": step,
+        "seed": runner.seed,
+        "experiment_name": runner.experiment_name,
+        "time": time.strftime("%Y%m%d_%H%M%S", time.localtime()),
+        "runnerx_version": __version__,
+        "torch_version": str(torch.__version__),
+        "cfg": runner.cfg.pretty_text if runner.cfg.filename else "",
+        **(meta or {}),
+    }
+    model = runner.unwrapped_model
+    checkpoint = {
+        "meta": full_meta,
+        "state_dict": {key: value.detach().cpu() for key, value in model.state_dict().items()},
+        "message_hub": runner.message_hub.state_dict(),
+    }
+    if (
+        save_optimizer
+        and runner.optim_wrapper is not None
+        and hasattr(runner.optim_wrapper, "state_dict")
+    ):
+        checkpoint["optimizer"] = runner.optim_wrapper.state_dict()
+    if save_param_scheduler and runner.param_schedulers:
+        checkpoint["param_schedulers"] = _map_schedulers(
+            runner.param_schedulers, lambda s: s.state_dict()
+        )
+    return checkpoint
+
+
+def save_runner_checkpoint(runner: Any, out_dir: str, filename: str, **kwargs: Any) -> str:
+    """Let hooks add to the checkpoint, then write it atomically on rank 0; return its path."""
+    checkpoint = runner_checkpoint(runner, **kwargs)
+    runner.call_hook("before_save_checkpoint", checkpoint=checkpoint)
+    path = os.path.join(out_dir, filename)
+    if runner.rank == 0:
+        save_checkpoint(checkpoint, path)
+    return path
+
+
+def resume_runner(
+    runner: Any, path: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
+) -> dict:
+    """Restore weights, optimizer, schedulers, counters and logged history from ``path``."""
+    checkpoint = load_checkpoint(path)
+    # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
+    runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
+    load_model_weights(runner.unwrapped_model, checkpoint, strict=True)
+    meta = checkpoint.get("meta", {})
+    loop = runner.train_loop
+    loop._epoch = int(meta.get("epoch", 0))
+    loop._iter = int(meta.get("iter", 0))
+    if resume_optimizer and "optimizer" in checkpoint and runner.optim_wrapper is not None:
+        runner.optim_wrapper.load_state_dict(checkpoint["optimizer"])
+    if resume_param_scheduler and "param_schedulers" in checkpoint and runner.param_schedulers:
+        _load_schedulers(runner.param_schedulers, checkpoint["param_schedulers"])
+    if "message_hub" in checkpoint:
+        runner.message_hub.load_state_dict(checkpoint["message_hub"])
+    runner.logger.info(f"resumed from {path} at epoch {loop.epoch}, iter {loop.iter}")
+    return checkpoint
+
+
+def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) -> dict:
+    """Load model weights only (``load_from``) and log which keys did not match."""
+    checkpoint = load_checkpoint(path)
+    missing, unexpected = load_model_weights(
+        runner.unwrapped_model, checkpoint, strict, revise_keys
+    )
+    report = f"loaded weights from {path}"
+    if missing:
+        report += f"\n  missing keys in the checkpoint: {', '.join(missing)}"
+    if unexpected:
+        report += f"\n  unexpected keys in the checkpoint: {', '.join(unexpected)}"
+    runner.logger.info(report)
+    return checkpoint
+
+
+def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> None:
+    """``resume=True``: the newest checkpoint of the work dir (else ``load_from``, else start);
+    ``resume='path'``: that file; otherwise ``load_from`` loads weights only."""
+    if resume:
+        path = resume if isinstance(resume, str) else find_latest_checkpoint(runner.work_dir)
+        path = path or load_from
+        if path:
+            runner.resume(path)
+            return
+        runner.logger.info(f"resume=True but {runner.work_dir} has no checkpoint yet: starting")
+    elif load_from:
+        runner.load_checkpoint(load_from)
+
+
+def _map_schedulers(schedulers: Any, function: Any) -> Any:
+    if isinstance(schedulers, dict):
+        return {name: [function(s) for s in group] for name, group in schedulers.items()}
+    return [function(s) for s in schedulers]
+
+
+def _load_schedulers(schedulers: Any, states: Any) -> None:
+    if isinstance(schedulers, dict):
+        for name, group in schedulers.items():
+            for scheduler, state in zip(group, states[name]):
+                scheduler.load_state_dict(state)
+    else:
+        for scheduler, state in zip(schedulers, states):
+            scheduler.load_state_dict(state)
+
+
+def find_latest_checkpoint(work_dir: str) -> str | None:
+    """The checkpoint named in ``work_dir/last_checkpoint``, if that file exists."""
+    pointer = os.path.join(work_dir, "last_checkpoint")
+    if not os.path.isfile(pointer):
+        return None
+    with open(pointer, encoding="utf-8") as file:
+        path = file.read().strip()
+    return path or None

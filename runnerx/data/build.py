@@ -1,0 +1,203 @@
+"""build_dataloader: a ``train_dataloader=dict(...)`` config (MMEngine's keys) to a DataLoader."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from torch.utils.data import DataLoader, Subset
+
+from runnerx.config.errors import ConfigKeyError
+from runnerx.data.collate import pseudo_collate
+from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
+from runnerx.dist import get_rank, get_world_size
+from runnerx.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, DefaultScope, NotRegisteredError
+
+# Keys build_dataloader turns into objects itself; every other key goes to DataLoader.
+_BUILT_HERE = (
+    "dataset",
+    "sampler",
+    "batch_sampler",
+    "collate_fn",
+    "worker_init_fn",
+    "num_batch_per_epoch",
+    "disable_subprocess_warning",
+)
+_LOADER_OPTIONS = tuple(
+    name
+    for name in inspect.signature(DataLoader.__init__).parameters
+    if name != "self" and name not in _BUILT_HERE
+)
+# DataLoader rejects these without worker processes.
+_WORKER_ONLY_OPTIONS = ("persistent_workers", "prefetch_factor")
+
+
+def build_dataloader(
+    dataloader_cfg: Mapping[str, Any] | DataLoader,
+    seed: int | None = None,
+    diff_rank_seed: bool = False,
+    cfg_key: str = "train_dataloader",
+) -> DataLoader:
+    """Build a DataLoader from a config with MMEngine's keys (a DataLoader is returned as is)::
+
+        train_dataloader = dict(
+            dataset=dict(type='DigitsDataset', split='train'),  # DATASETS, or a Dataset
+            sampler=dict(type='DefaultSampler', shuffle=True),   # DATA_SAMPLERS; required
+            collate_fn=dict(type='default_collate'),             # FUNCTIONS; else pseudo_collate
+            batch_size=64, num_workers=2, persistent_workers=True, pin_memory=True)
+
+    The sampler gets ``dataset`` and ``seed`` as defaults. ``batch_sampler`` (DATA_SAMPLERS)
+    is built around the sampler and takes ``batch_size``. ``collate_fn`` and
+    ``worker_init_fn`` dicts name a function in FUNCTIONS; their other keys are bound to it.
+    Given a ``seed``, workers are seeded by :func:`worker_init_fn` from it and the rank.
+    ``diff_rank_seed=True`` (the caller's seed differs by rank) leaves the sampler's seed to
+    rank 0, because the ranks must shuffle alike to split the data between them.
+    ``num_batch_per_epoch`` cuts the dataset to that many batches (for quick trials). Other
+    keys are DataLoader's own; ``cfg_key`` names the config in error messages.
+    ``dataloader_cfg`` itself is not changed.
+    """
+    if isinstance(dataloader_cfg, DataLoader):
+        return dataloader_cfg
+    if not isinstance(dataloader_cfg, Mapping):
+        raise TypeError(
+            f"{cfg_key} must be a dict or a DataLoader, but got {type(dataloader_cfg).__name__}"
+        )
+    cfg = dict(dataloader_cfg)  # popped below; the caller's config stays as it is
+    _check_keys(cfg, cfg_key)
+
+    dataset = _build_dataset(_pop_required(cfg, "dataset", cfg_key))
+    num_batch_per_epoch = cfg.pop("num_batch_per_epoch", None)
+    batch_sampler_cfg = cfg.pop("batch_sampler", None)
+    if num_batch_per_epoch is not None:
+        batch_size = cfg.get("batch_size") or (batch_sampler_cfg or {}).get("batch_size") or 1
+        size = min(len(dataset), num_batch_per_epoch * batch_size * get_world_size())
+        dataset = Subset(dataset, range(size))
+
+    sampler = _pop_required(cfg, "sampler", cfg_key)
+    if isinstance(sampler, Mapping):
+        sampler_seed = None if diff_rank_seed else seed
+        sampler = DATA_SAMPLERS.build(
+            sampler, default_args=dict(dataset=dataset, seed=sampler_seed)
+        )
+    batch_sampler = batch_sampler_cfg
+    if isinstance(batch_sampler_cfg, Mapping):
+        batch_size = cfg.pop("batch_size", 1)
+        batch_sampler = DATA_SAMPLERS.build(
+            batch_sampler_cfg, default_args=dict(sampler=sampler, batch_size=batch_size)
+        )
+
+    collate_fn = _resolve_function(
+        cfg.pop("collate_fn", None) or pseudo_collate, f"{cfg_key}.collate_fn"
+    )
+    init_fn = _pop_worker_init_fn(cfg, seed, cfg_key)
+    _drop_worker_only_options(cfg, cfg_key)
+
+    try:
+        return DataLoader(
+            dataset,
+            sampler=sampler if batch_sampler is None else None,
+            batch_sampler=batch_sampler,
+            collate_fn=collate_fn,
+            worker_init_fn=init_fn,
+            **cfg,
+        )
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"{cfg_key}: {err}") from err
+
+
+def _check_keys(cfg: dict[str, Any], cfg_key: str) -> None:
+    known = (*_BUILT_HERE, *_LOADER_OPTIONS)
+    for key in cfg:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(str(key), known, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+        raise TypeError(
+            f"{cfg_key}.{key} is not a dataloader option; {hint}(the options: {', '.join(known)})"
+        )
+    if cfg.get("shuffle"):
+        raise ValueError(
+            f"{cfg_key}.shuffle: the sampler shuffles; write "
+            f"{cfg_key}.sampler=dict(type='DefaultSampler', shuffle=True) instead"
+        )
+
+
+def _pop_required(cfg: dict[str, Any], key: str, cfg_key: str) -> Any:
+    if cfg.get(key) is None:
+        example = {
+            "dataset": "dataset=dict(type='DigitsDataset', split='train')",
+            "sampler": "sampler=dict(type='DefaultSampler', shuffle=True)",
+        }[key]
+        raise ConfigKeyError(f"{cfg_key}.{key} is missing; it is required, e.g. {example}")
+    return cfg.pop(key)
+
+
+def _build_dataset(dataset: Any) -> Any:
+    if not isinstance(dataset, Mapping):
+        return dataset
+    dataset = DATASETS.build(dataset)
+    if hasattr(dataset, "full_init"):  # MMEngine's lazily initialised datasets
+        dataset.full_init()
+    return dataset
+
+
+def _pop_worker_init_fn(cfg: dict[str, Any], seed: int | None, cfg_key: str) -> Any:
+    """The configured ``worker_init_fn``, else seeding from ``seed`` and the rank, else None."""
+    quiet_workers = cfg.pop("disable_subprocess_warning", False)
+    if "worker_init_fn" in cfg:
+        spec = cfg.pop("worker_init_fn")
+        return None if spec is None else _resolve_function(spec, f"{cfg_key}.worker_init_fn")
+    if seed is None:
+        return None
+    return functools.partial(
+        default_worker_init_fn,
+        num_workers=cfg.get("num_workers", 0),
+        rank=get_rank(),
+        seed=seed,
+        disable_subprocess_warning=quiet_workers,
+    )
+
+
+def _resolve_function(spec: Any, key_path: str) -> Callable[..., Any]:
+    """A function from ``dict(type=name_or_function, **bound_kwargs)`` or a callable."""
+    if callable(spec):
+        return spec
+    if not isinstance(spec, Mapping) or "type" not in spec:
+        raise TypeError(
+            f"{key_path} must be a callable or a dict with a 'type' naming a function "
+            f"registered in FUNCTIONS, but got {spec!r}"
+        )
+    kwargs = dict(spec)
+    function = kwargs.pop("type")
+    if isinstance(function, str):
+        function = _lookup_function(function, key_path)
+    if not callable(function):
+        raise TypeError(f"{key_path}.type must name a function, but got {function!r}")
+    return functools.partial(function, **kwargs) if kwargs else function
+
+
+def _lookup_function(name: str, key_path: str) -> Callable[..., Any]:
+    """``name`` in FUNCTIONS, searching the default scope's registry first (as builds do)."""
+    current = DefaultScope.get_current_instance()
+    scoped = FUNCTIONS.registry_for_scope(current.scope_name) if current else None
+    for registry in (scoped, FUNCTIONS):
+        function = registry.get(name) if registry is not None else None
+        if function is not None:
+            return function
+    raise NotRegisteredError(name, [FUNCTIONS], key_path)
+
+
+def _drop_worker_only_options(cfg: dict[str, Any], cfg_key: str) -> None:
+    if cfg.get("num_workers", 0) > 0:
+        return
+    dropped = [key for key in _WORKER_ONLY_OPTIONS if cfg.pop(key, None)]
+    if dropped:
+        warnings.warn(
+            f"{cfg_key}: {' and '.join(dropped)} only apply with worker processes "
+            f"(num_workers > 0); ignored with num_workers={cfg.get('num_workers', 0)}",
+            stacklevel=3,
+        )

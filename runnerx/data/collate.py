@@ -1,0 +1,84 @@
+"""Collate functions: how a list of samples becomes one batch (MMEngine's two, by name).
+
+Both keep the structure of a sample: a list of dicts becomes a dict of batched values, a list
+of sequences becomes a list of batched positions, recursively. They differ at the leaves::
+
+    train_dataloader = dict(collate_fn=dict(type='default_collate'), ...)  # stack tensors
+    train_dataloader = dict(collate_fn=dict(type='pseudo_collate'), ...)   # lists (default)
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+from torch.utils.data import default_collate as torch_default_collate
+
+from runnerx.registry import FUNCTIONS
+
+
+def _transpose(batch: Sequence, leaf: Callable[[Sequence], Any]) -> Any:
+    """Collate ``batch`` (samples of one kind) by its first sample's structure."""
+    first = batch[0]
+    if isinstance(first, (str, bytes)):
+        return list(batch)
+    if isinstance(first, Mapping):
+        collated = {key: _transpose([sample[key] for sample in batch], leaf) for key in first}
+        try:
+            return type(first)(collated)
+        except TypeError:  # a mapping type that cannot be made from a dict
+            return collated
+    if isinstance(first, tuple) and hasattr(first, "_fields"):  # a named tuple
+        return type(first)(*(_transpose(field, leaf) for field in zip(*batch)))
+    if isinstance(first, Sequence):
+        size = len(first)
+        if any(len(sample) != size for sample in batch):
+            raise RuntimeError(
+                f"cannot collate sequences of different lengths: "
+                f"{[len(sample) for sample in batch]}"
+            )
+        positions = [_transpose(position, leaf) for position in zip(*batch)]
+        if isinstance(first, (list, tuple)):  # tuples become lists, as in torch
+            return positions
+        try:
+            return type(first)(positions)
+        except TypeError:  # e.g. range cannot be made from a list
+            return positions
+    return leaf(batch)
+
+
+def _as_list(batch: Sequence) -> list:
+    return list(batch)
+
+
+def _stack_numeric(batch: Sequence) -> Any:
+    first = batch[0]
+    if isinstance(first, (torch.Tensor, numbers.Number)) or type(first).__module__ == "numpy":
+        return torch_default_collate(batch)
+    return list(batch)
+
+
+@FUNCTIONS.register_module()
+def pseudo_collate(data_batch: Sequence) -> Any:
+    """Batch samples without stacking: MMEngine's default ``collate_fn``.
+
+    ``[dict(inputs=a, data_samples=x), dict(inputs=b, data_samples=y)]`` becomes
+    ``dict(inputs=[a, b], data_samples=[x, y])``; tensors, numbers and other values stay as
+    they are, in lists. Use it when samples differ in shape.
+    """
+    return _transpose(data_batch, _as_list)
+
+
+@FUNCTIONS.register_module()
+def default_collate(data_batch: Sequence) -> Any:
+    """Batch samples and stack what can be stacked, like torch's ``default_collate``.
+
+    Tensors of one shape are stacked along a new first dimension, numbers and numpy arrays
+    become tensors; dicts, lists and tuples are collated recursively; strings and other
+    objects (e.g. data-sample structures) are kept in lists::
+
+        collate_fn=dict(type='default_collate')
+    """
+    return _transpose(data_batch, _stack_numeric)

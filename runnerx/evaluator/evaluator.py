@@ -1,0 +1,127 @@
+"""Evaluator: runs a list of metrics over a validation or test pass; build_evaluator."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runnerx.evaluator.metric import BaseMetric
+from runnerx.registry import EVALUATOR, METRICS
+
+
+def _as_metric(item: Any, where: str) -> BaseMetric:
+    """``item`` built with METRICS when it is a config, or itself when it is a metric."""
+    if isinstance(item, Mapping):
+        return METRICS.build(item)
+    if isinstance(item, BaseMetric):
+        return item
+    raise TypeError(
+        f"{where} must be a metric config such as dict(type='Accuracy') or a BaseMetric, "
+        f"but got {type(item).__name__}: {item!r}"
+    )
+
+
+@EVALUATOR.register_module()
+class Evaluator:
+    """Feeds every batch of predictions to its metrics and merges their results::
+
+        val_evaluator = dict(type='Evaluator', metrics=[dict(type='Accuracy', topk=(1, 5))])
+
+    Args:
+        metrics: a metric (config dict or BaseMetric) or a list of them.
+    """
+
+    def __init__(self, metrics: Mapping | BaseMetric | Sequence[Mapping | BaseMetric]) -> None:
+        if isinstance(metrics, (Mapping, BaseMetric)):
+            metrics = [metrics]
+        elif not isinstance(metrics, Sequence) or isinstance(metrics, str):
+            raise TypeError(
+                "Evaluator metrics must be a metric config, a BaseMetric or a list of them, "
+                f"but got {type(metrics).__name__}: {metrics!r}"
+            )
+        self.metrics: list[BaseMetric] = [
+            _as_metric(item, f"Evaluator metrics[{index}]") for index, item in enumerate(metrics)
+        ]
+        self._dataset_meta: dict | None = None
+
+    @property
+    def dataset_meta(self) -> dict | None:
+        """The dataset's meta information; setting it sets it on every metric."""
+        return self._dataset_meta
+
+    @dataset_meta.setter
+    def dataset_meta(self, dataset_meta: dict | None) -> None:
+        self._dataset_meta = dataset_meta
+        for metric in self.metrics:
+            metric.dataset_meta = dataset_meta
+
+    def process(self, data_samples: Any, data_batch: Any = None) -> None:
+        """Give one batch to every metric: the model's predictions and the dataloader's batch.
+
+        The arguments come in the opposite order to ``BaseMetric.process``, as in MMEngine.
+        """
+        for metric in self.metrics:
+            metric.process(data_batch, data_samples)
+
+    def evaluate(self, size: int) -> dict:
+        """Every metric's results on the ``size`` samples of the dataset, in one dict."""
+        merged: dict = {}
+        producer: dict[str, str] = {}
+        for index, metric in enumerate(self.metrics):
+            name = f"metrics[{index}] ({type(metric).__name__})"
+            for key, value in metric.evaluate(size).items():
+                if key in merged:
+                    raise ValueError(
+                        f"Evaluator: {producer[key]} and {name} both produce {key!r}; give one "
+                        "of them another prefix, e.g. dict(type=..., prefix='other')"
+                    )
+                merged[key] = value
+                producer[key] = name
+        return merged
+
+    def offline_evaluate(
+        self, data_samples: Sequence, data: Sequence | None = None, chunk_size: int = 1
+    ) -> dict:
+        """Evaluate stored predictions (and optionally the data they came from) without a
+        model, ``chunk_size`` samples at a time; data chunks are collated by pseudo_collate."""
+        if not isinstance(chunk_size, int) or chunk_size < 1:
+            raise ValueError(f"chunk_size must be a positive int, but got {chunk_size!r}")
+        collate = None
+        if data is not None:
+            if len(data) != len(data_samples):
+                raise ValueError(
+                    f"data_samples and data must have the same length, but have "
+                    f"{len(data_samples)} and {len(data)}"
+                )
+            # imported here: only offline evaluation with data needs the data package
+            from runnerx.data import pseudo_collate as collate
+        for start in range(0, len(data_samples), chunk_size):
+            chunk = slice(start, start + chunk_size)
+            data_batch = None if collate is None else collate(list(data[chunk]))
+            self.process(list(data_samples[chunk]), data_batch)
+        return self.evaluate(len(data_samples))
+
+
+def build_evaluator(cfg: Any, key: str = "val_evaluator") -> Evaluator:
+    """An Evaluator from any form MMEngine's Runner accepts for ``val_evaluator`` /
+    ``test_evaluator`` (``key`` names the config key in errors)::
+
+        val_evaluator = dict(type='Accuracy', topk=(1, 5))             # one metric
+        val_evaluator = [dict(type='Accuracy'), dict(type='MyMetric')]  # several
+        val_evaluator = dict(type='Evaluator', metrics=[dict(type='Accuracy')])
+
+    An Evaluator is returned as it is; a BaseMetric is wrapped in one.
+    """
+    if isinstance(cfg, Evaluator):
+        return cfg
+    if isinstance(cfg, Mapping) and "metrics" in cfg:
+        return EVALUATOR.build(cfg, default_args={"type": "Evaluator"})
+    if isinstance(cfg, (Mapping, BaseMetric)):
+        return Evaluator([_as_metric(cfg, key)])
+    if isinstance(cfg, (list, tuple)):
+        return Evaluator([_as_metric(item, f"{key}[{i}]") for i, item in enumerate(cfg)])
+    raise TypeError(
+        f"{key} must be a metric config such as dict(type='Accuracy'), a list of them, "
+        "dict(type='Evaluator', metrics=[...]), an Evaluator or a BaseMetric, but got "
+        f"{type(cfg).__name__}: {cfg!r}"
+    )

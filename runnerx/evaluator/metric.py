@@ -1,0 +1,133 @@
+"""BaseMetric: the base of every metric (MMEngine's contract, so metrics written for it port).
+
+A metric collects per-sample results batch by batch in ``process`` and turns them into
+numbers in ``compute_metrics``; ``evaluate`` does the distributed part in between::
+
+    from runnerx.evaluator import BaseMetric
+    from runnerx.registry import METRICS
+
+    @METRICS.register_module()
+    class MeanError(BaseMetric):
+        default_prefix = 'error'
+
+        def process(self, data_batch, data_samples):
+            for sample in data_samples:
+                self.results.append(abs(float(sample['pred']) - float(sample['target'])))
+
+        def compute_metrics(self, results):
+            return {'mae': sum(results) / len(results)}
+
+    val_evaluator = dict(type='MeanError')   # logs 'error/mae'
+"""
+
+from __future__ import annotations
+
+import warnings
+from abc import ABCMeta, abstractmethod
+from typing import Any
+
+from runnerx.dist import broadcast_object, collect_results, is_main_process
+
+_COLLECT_DEVICES = ("cpu", "gpu")
+
+
+class BaseMetric(metaclass=ABCMeta):
+    """A metric: ``process`` batches into ``self.results``, then ``evaluate`` the dataset.
+
+    ``self.results`` should hold **one entry per sample**: ranks see interleaved shares of
+    the dataset (rank r gets samples r, r + world, ...) and ``evaluate`` re-interleaves the
+    ranks' lists into dataset order and cuts them to the dataset size, which drops the
+    duplicates a sampler pads the last batch with. Keep entries small and on the CPU (move
+    tensors with ``.cpu()`` in ``process``): all of them are pickled to rank 0. The built-in
+    metrics reduce each sample to a few Python numbers, one device-to-host copy per batch.
+
+    Args:
+        collect_device: 'cpu' or 'gpu', as in MMEngine. runnerx gathers through the process
+            group's own device either way; the value is checked and kept.
+        prefix: put in front of every key (``'prefix/key'``); defaults to ``default_prefix``.
+        collect_dir: accepted for MMEngine configs (only with ``collect_device='cpu'``);
+            runnerx gathers through the process group, so no shared directory is needed.
+    """
+
+    #: The prefix used when ``prefix`` is not given, e.g. ``'accuracy'``.
+    default_prefix: str | None = None
+
+    def __init__(
+        self, collect_device: str = "cpu", prefix: str | None = None, collect_dir: str | None = None
+    ) -> None:
+        name = type(self).__name__
+        if collect_device not in _COLLECT_DEVICES:
+            raise ValueError(
+                f"{name}: collect_device must be 'cpu' or 'gpu', but got {collect_device!r}"
+            )
+        if collect_dir is not None and collect_device != "cpu":
+            raise ValueError(f"{name}: collect_dir can only be set with collect_device='cpu'")
+        self.collect_device = collect_device
+        self.collect_dir = collect_dir
+        self.prefix = prefix or self.default_prefix
+        self.results: list[Any] = []
+        self._dataset_meta: dict | None = None
+        if self.prefix is None:
+            warnings.warn(
+                f"metric {name} has no prefix (neither prefix= nor default_prefix is set), so "
+                "its keys are logged without one",
+                stacklevel=2,
+            )
+
+    @property
+    def dataset_meta(self) -> dict | None:
+        """The dataset's meta information (class names, ...), set by the evaluator."""
+        return self._dataset_meta
+
+    @dataset_meta.setter
+    def dataset_meta(self, dataset_meta: dict | None) -> None:
+        self._dataset_meta = dataset_meta
+
+    @abstractmethod
+    def process(self, data_batch: Any, data_samples: Any) -> None:
+        """Add one batch's per-sample results to ``self.results``.
+
+        ``data_batch`` is the batch from the dataloader; ``data_samples`` what the model's
+        ``val_step``/``test_step`` returned for it.
+        """
+
+    @abstractmethod
+    def compute_metrics(self, results: list) -> dict:
+        """The metrics (name -> value, without prefix) of the whole dataset's ``results``.
+
+        ``results`` are every rank's results in dataset order; use them, not
+        ``self.results``, which holds only this rank's share.
+        """
+
+    def evaluate(self, size: int) -> dict:
+        """Gather the results of all ranks, compute the metrics on rank 0 and return them,
+        prefixed, on every rank. ``size`` is the dataset's length; ``self.results`` is
+        cleared for the next evaluation."""
+        if not self.results:
+            warnings.warn(
+                f"{type(self).__name__} got no results: its process() did not add anything "
+                "to self.results (or the dataloader was empty)",
+                stacklevel=2,
+            )
+        results = collect_results(self.results, size)
+        self.results.clear()
+        if not is_main_process():
+            metrics = broadcast_object(None)
+            if isinstance(metrics, _FailedOnRankZero):
+                raise RuntimeError(
+                    f"{type(self).__name__}.compute_metrics failed on rank 0: {metrics}"
+                )
+            return metrics
+        try:
+            computed = self.compute_metrics(results)
+        except Exception as err:
+            # Tell the other ranks, which wait in the broadcast, instead of leaving them hanging.
+            broadcast_object(_FailedOnRankZero(f"{type(err).__name__}: {err}"))
+            raise
+        if self.prefix:
+            computed = {f"{self.prefix}/{key}": value for key, value in computed.items()}
+        return broadcast_object(computed)
+
+
+class _FailedOnRankZero(str):
+    """What rank 0 broadcasts instead of the metrics when computing them raised."""

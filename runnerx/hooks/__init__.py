@@ -1,0 +1,36 @@
+"""Hooks: code that runs at fixed points of a run (see docs/hooks.md).
+
+Importing this package registers the built-in hooks in ``HOOKS``; the registry imports it the
+first time it is looked up.
+"""
+
+from .build import DEFAULT_HOOKS, build_hooks, format_hook_table
+from .checkpoint_hook import CheckpointHook
+from .early_stopping_hook import EarlyStoppingHook
+from .ema_hook import EMAHook
+from .empty_cache_hook import EmptyCacheHook
+from .hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
+from .iter_timer_hook import IterTimerHook
+from .logger_hook import LoggerHook
+from .param_scheduler_hook import ParamSchedulerHook
+from .runtime_info_hook import RuntimeInfoHook
+from .sampler_seed_hook import DistSamplerSeedHook
+
+__all__ = [
+    "DEFAULT_HOOKS",
+    "HOOK_POINTS",
+    "PRIORITIES",
+    "CheckpointHook",
+    "DistSamplerSeedHook",
+    "EMAHook",
+    "EarlyStoppingHook",
+    "EmptyCacheHook",
+    "Hook",
+    "IterTimerHook",
+    "LoggerHook",
+    "ParamSchedulerHook",
+    "RuntimeInfoHook",
+    "build_hooks",
+    "format_hook_table",
+    "get_priority",
+]

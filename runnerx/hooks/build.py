@@ -1,0 +1,121 @@
+"""From ``default_hooks`` and ``custom_hooks`` to the Runner's ordered hook list, and its table.
+
+.. code-block:: python
+
+    default_hooks = dict(checkpoint=dict(type='CheckpointHook', interval=5), timer=None)
+    custom_hooks = [dict(type='EMAHook', priority='ABOVE_NORMAL')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from runnerx.hooks.hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
+from runnerx.registry import HOOKS
+
+#: The hooks every run has unless ``default_hooks`` turns one off with None (MMEngine's set).
+DEFAULT_HOOKS: dict[str, dict[str, Any]] = {
+    "runtime_info": {"type": "RuntimeInfoHook"},
+    "timer": {"type": "IterTimerHook"},
+    "sampler_seed": {"type": "DistSamplerSeedHook"},
+    "logger": {"type": "LoggerHook"},
+    "param_scheduler": {"type": "ParamSchedulerHook"},
+    "checkpoint": {"type": "CheckpointHook", "interval": 1},
+}
+
+
+def build_hooks(
+    default_hooks_cfg: Mapping[str, Any] | None = None,
+    custom_hooks_cfg: Sequence[Any] | None = None,
+) -> list[Hook]:
+    """The hooks of a run, sorted by priority (equal priorities keep their order, the default
+    hooks before the custom ones).
+
+    ``default_hooks_cfg`` maps names to a config dict, a Hook, or None; it replaces the entries
+    of :data:`DEFAULT_HOOKS` it names (None removes one) and adds the others. An entry for a
+    default name without ``type`` is merged into that default
+    (``logger=dict(interval=50)``). ``custom_hooks_cfg`` is a list of configs or Hooks. A
+    config's ``priority`` (a name such as ``'LOW'`` or a number 0-100) overrides the class's.
+    """
+    if default_hooks_cfg is not None and not isinstance(default_hooks_cfg, Mapping):
+        raise TypeError(
+            "default_hooks must be a dict of name -> hook config (None to turn a default "
+            f"hook off), got {type(default_hooks_cfg).__name__}"
+        )
+    if custom_hooks_cfg is not None and (
+        isinstance(custom_hooks_cfg, (str, Mapping)) or not isinstance(custom_hooks_cfg, Sequence)
+    ):
+        raise TypeError(
+            f"custom_hooks must be a list of hook configs, got {type(custom_hooks_cfg).__name__}"
+        )
+    chosen: dict[str, Any] = dict(DEFAULT_HOOKS)
+    chosen.update(default_hooks_cfg or {})
+    hooks = [
+        _build(cfg, f"default_hooks.{name}", DEFAULT_HOOKS.get(name))
+        for name, cfg in chosen.items()
+        if cfg is not None
+    ]
+    hooks += [
+        _build(cfg, f"custom_hooks[{index}]", None)
+        for index, cfg in enumerate(custom_hooks_cfg or ())
+    ]
+    return sorted(hooks, key=lambda hook: _priority_of(hook))
+
+
+def _build(cfg: Any, where: str, default: dict[str, Any] | None) -> Hook:
+    if isinstance(cfg, Hook):
+        return cfg
+    if not isinstance(cfg, Mapping):
+        raise TypeError(
+            f"{where} must be a hook config dict or a Hook"
+            + (" (or None to turn it off)" if default is not None else "")
+            + f", got {type(cfg).__name__}: {cfg!r}"
+        )
+    priority = cfg.get("priority")
+    if priority is not None:
+        _check_priority(priority, f"{where}.priority")
+        cfg = {key: value for key, value in cfg.items() if key != "priority"}
+    defaults = default if default is not None and "type" not in cfg else None
+    hook = HOOKS.build(cfg, default_args=defaults)
+    if not isinstance(hook, Hook):
+        raise TypeError(
+            f"{where} built a {type(hook).__name__}, which is not a hook; hook classes "
+            "subclass runnerx.hooks.Hook"
+        )
+    if priority is not None:
+        hook.priority = priority
+    return hook
+
+
+def _check_priority(priority: Any, where: str) -> int:
+    try:
+        return get_priority(priority)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"{where}: {err}") from None
+
+
+def _priority_of(hook: Hook) -> int:
+    return _check_priority(hook.priority, f"{type(hook).__name__}.priority")
+
+
+def format_hook_table(hooks: Sequence[Hook]) -> str:
+    """The hooks at each point they act at, in run order, as MMEngine logs them at start::
+
+    before_train:
+    (VERY_HIGH   ) RuntimeInfoHook
+    (VERY_LOW    ) CheckpointHook
+     --------------------
+    """
+    names = {number: name for name, number in PRIORITIES.items()}
+    rows = []
+    for hook in hooks:
+        number = _priority_of(hook)
+        label = f"({names.get(number, number)!s:<12}) {type(hook).__name__}"
+        rows.append((label, set(hook.overridden_points())))
+    sections = []
+    for point in HOOK_POINTS:
+        labels = [label for label, points in rows if point in points]
+        if labels:
+            sections.append(f"{point}:\n" + "\n".join(labels) + "\n -------------------- ")
+    return "\n".join(sections)

@@ -1,0 +1,298 @@
+"""CheckpointHook: saves checkpoints every few epochs or iterations, the last one, and the best."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import shutil
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from runnerx.dist import is_main_process
+from runnerx.hooks.hook import Hook
+from runnerx.hooks.metric_rule import (
+    DEFAULT_GREATER_KEYS,
+    DEFAULT_LESS_KEYS,
+    RULES,
+    check_rule,
+    infer_rule,
+)
+from runnerx.registry import HOOKS
+
+_WORST = {"greater": -math.inf, "less": math.inf}
+
+
+@HOOKS.register_module()
+class CheckpointHook(Hook):
+    """Saves ``epoch_{N}.pth`` / ``iter_{N}.pth`` through ``runner.save_checkpoint`` (a default
+    hook, MMEngine's arguments)::
+
+        default_hooks = dict(checkpoint=dict(
+            type='CheckpointHook', interval=1, max_keep_ckpts=3, save_best='auto'))
+
+    Every ``interval`` epochs (``by_epoch``) or iterations, counted from ``save_begin``, and at
+    the end of training when ``save_last``. Files go to ``work_dir``, or to
+    ``out_dir/<work_dir's name>``; ``work_dir/last_checkpoint`` names the newest one once it is
+    written (what ``resume='auto'`` reads). With ``max_keep_ckpts > 0`` the oldest periodic
+    checkpoint is removed after a newer one is complete. ``save_best`` (a metric name, a list
+    of them, or 'auto' for the first metric) keeps ``best_<metric>_<epoch|iter>_<N>.pth`` for
+    the best value so far, by ``rule`` ('greater'/'less', inferred from the name when left out;
+    ``greater_keys``/``less_keys`` extend that inference).
+    """
+
+    priority = "VERY_LOW"
+    _default_greater_keys = DEFAULT_GREATER_KEYS
+    _default_less_keys = DEFAULT_LESS_KEYS
+
+    def __init__(
+        self,
+        interval: int = -1,
+        by_epoch: bool = True,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        out_dir: str | Path | None = None,
+        max_keep_ckpts: int = -1,
+        save_last: bool = True,
+        save_best: str | list[str] | None = None,
+        rule: str | list[str] | None = None,
+        greater_keys: str | Sequence[str] | None = None,
+        less_keys: str | Sequence[str] | None = None,
+        filename_tmpl: str | None = None,
+        backend_args: dict | None = None,
+        published_keys: str | Sequence[str] | None = None,
+        save_begin: int = 0,
+    ) -> None:
+        for name, value in (("interval", interval), ("max_keep_ckpts", max_keep_ckpts)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"CheckpointHook: {name} must be an int, got {value!r}")
+        if isinstance(save_begin, bool) or not isinstance(save_begin, int) or save_begin < 0:
+            raise ValueError(f"CheckpointHook: save_begin must be an int >= 0, got {save_begin!r}")
+        if backend_args is not None:
+            warnings.warn("CheckpointHook: backend_args is ignored; paths are local", stacklevel=2)
+        if _names(published_keys, "published_keys"):
+            warnings.warn(
+                "CheckpointHook: published_keys is not supported yet; checkpoints are saved "
+                "unpublished",
+                stacklevel=2,
+            )
+        self.interval = interval
+        self.by_epoch = by_epoch
+        self.save_optimizer = save_optimizer
+        self.save_param_scheduler = save_param_scheduler
+        self.out_dir = out_dir
+        self.max_keep_ckpts = max_keep_ckpts
+        self.save_last = save_last
+        self.save_begin = save_begin
+        self.filename_tmpl = filename_tmpl or ("epoch_{}.pth" if by_epoch else "iter_{}.pth")
+        try:
+            self.filename_tmpl.format(1)
+        except (IndexError, KeyError, ValueError) as err:
+            raise ValueError(
+                f"CheckpointHook: filename_tmpl must have one '{{}}' for the epoch or iteration "
+                f"number, got {filename_tmpl!r}"
+            ) from err
+        self.greater_keys = _names(greater_keys, "greater_keys") or self._default_greater_keys
+        self.less_keys = _names(less_keys, "less_keys") or self._default_less_keys
+        self.save_best = _names(save_best, "save_best")
+        self.rules = self._check_rules(rule)
+        self.last_ckpt: str | None = None
+        self._out_dir: str | None = None  # settled in before_train
+        self._kept_steps: list[int] = []
+        self._best_paths: dict[str, str | None] = {}
+
+    def _check_rules(self, rule: str | list[str] | None) -> dict[str, str | None]:
+        """The rule of each ``save_best`` metric (None for 'auto' until the first metrics)."""
+        if "auto" in self.save_best and len(self.save_best) > 1:
+            raise ValueError("CheckpointHook: save_best='auto' cannot be combined with other keys")
+        rules = rule if isinstance(rule, (list, tuple)) else [rule]
+        if len(rules) not in (1, len(self.save_best)):
+            raise ValueError(
+                f"CheckpointHook: rule must be one rule or one per save_best key "
+                f"({len(self.save_best)}), got {len(rules)}"
+            )
+        rules = [check_rule(item, "CheckpointHook") for item in rules]
+        if len(rules) == 1:
+            rules = rules * len(self.save_best)
+        return {
+            key: item or (None if key == "auto" else self._infer(key))
+            for key, item in zip(self.save_best, rules)
+        }
+
+    def _infer(self, key: str) -> str:
+        return infer_rule(key, self.greater_keys, self.less_keys, where="CheckpointHook")
+
+    def overridden_points(self) -> list[str]:
+        """Leave out the points this configuration never acts at (no call per iteration when
+        saving by epoch)."""
+        unused = {"after_train_iter"} if self.by_epoch else {"after_train_epoch"}
+        if not self.save_best:
+            unused.add("after_val_epoch")
+        return [point for point in super().overridden_points() if point not in unused]
+
+    def before_train(self, runner: Any) -> None:
+        """Settle the output folder and pick up the bookkeeping a resumed run carries."""
+        work_dir = str(runner.work_dir)
+        self._out_dir = work_dir
+        if self.out_dir is not None and str(self.out_dir) != work_dir:
+            basename = os.path.basename(os.path.normpath(work_dir))
+            self._out_dir = os.path.join(str(self.out_dir), basename)
+        runner.logger.info(f"Checkpoints will be saved to {self._out_dir}.")
+        hub = runner.message_hub
+        for key in self.save_best:
+            ckpt_key = self._info_key("best_ckpt", key)
+            self._best_paths[ckpt_key] = hub.get_info(ckpt_key)
+        if self.max_keep_ckpts > 0:
+            self._kept_steps = list(hub.get_info("keep_ckpt_ids") or [])
+            self._remove_steps(runner, self._trim_kept_steps())
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
+    ) -> None:
+        """Save every ``interval`` iterations and after the last one (when not ``by_epoch``)."""
+        if self.by_epoch:
+            return
+        if self.every_n_train_iters(runner, self.interval, self.save_begin) or (
+            self.save_last and self.is_last_train_iter(runner)
+        ):
+            runner.logger.info(f"Saving checkpoint at {runner.iter + 1} iterations")
+            self._save(runner, runner.iter + 1, dict(epoch=runner.epoch, iter=runner.iter + 1))
+
+    def after_train_epoch(self, runner: Any) -> None:
+        """Save every ``interval`` epochs and after the last one (when ``by_epoch``)."""
+        if not self.by_epoch:
+            return
+        if self.every_n_epochs(runner, self.interval, self.save_begin) or (
+            self.save_last and self.is_last_train_epoch(runner)
+        ):
+            runner.logger.info(f"Saving checkpoint at {runner.epoch + 1} epochs")
+            self._save(runner, runner.epoch + 1, dict(epoch=runner.epoch + 1, iter=runner.iter))
+
+    def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """Save a new best checkpoint when a ``save_best`` metric improved."""
+        if not self.save_best or self._out_dir is None:  # no best checkpoints outside training
+            return
+        if not metrics:
+            runner.logger.warning(
+                "CheckpointHook: the validation gave no metrics; the best checkpoint is unchanged"
+            )
+            return
+        if "auto" in self.rules:
+            first = next(iter(metrics))
+            self.save_best = [first]
+            self.rules = {first: self.rules["auto"] or self._infer(first)}
+        for key, rule in self.rules.items():
+            self._update_best(runner, key, rule, metrics)
+
+    def _update_best(self, runner: Any, key: str, rule: str, metrics: dict) -> None:
+        if key not in metrics:
+            close = difflib.get_close_matches(key, [str(name) for name in metrics], n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise KeyError(
+                f"CheckpointHook: save_best metric {key!r} is not among the validation metrics "
+                f"({', '.join(map(repr, metrics))}).{hint}"
+            )
+        score = metrics[key]
+        hub = runner.message_hub
+        score_key, ckpt_key = self._info_key("best_score", key), self._info_key("best_ckpt", key)
+        best = hub.get_info(score_key)
+        if score is None or not RULES[rule](score, _WORST[rule] if best is None else best):
+            return
+        step, unit = (runner.epoch, "epoch") if self.by_epoch else (runner.iter, "iter")
+        filename = f"best_{key}_{self.filename_tmpl.format(step)}".replace("/", "_")
+        path = os.path.join(self._out_dir, filename)
+        previous = self._best_paths.get(ckpt_key)
+        hub.update_info(score_key, score)
+        hub.update_info(ckpt_key, path)
+        self._best_paths[ckpt_key] = path
+        runner.save_checkpoint(
+            self._out_dir,
+            filename,
+            save_optimizer=False,
+            save_param_scheduler=False,
+            meta=dict(epoch=runner.epoch, iter=runner.iter),
+        )
+        runner.logger.info(
+            f"The best checkpoint with {float(score):.4f} {key} at {step} {unit} is saved to "
+            f"{filename}."
+        )
+        if previous and previous != path and is_main_process() and _remove(previous):
+            runner.logger.info(f"The previous best checkpoint {previous} was removed.")
+
+    def _info_key(self, name: str, key: str) -> str:
+        """MessageHub key of a best-checkpoint record (MMEngine's names, for resuming)."""
+        return name if len(self.save_best) == 1 else f"{name}_{key}"
+
+    def _save(self, runner: Any, step: int, meta: dict) -> None:
+        filename = self.filename_tmpl.format(step)
+        path = os.path.join(self._out_dir, filename)
+        hub = runner.message_hub
+        dropped: list[int] = []
+        if self.max_keep_ckpts > 0:
+            if not self._kept_steps or self._kept_steps[-1] != step:
+                self._kept_steps.append(step)
+            dropped = self._trim_kept_steps()
+            hub.update_info("keep_ckpt_ids", list(self._kept_steps))
+        self.last_ckpt = path
+        hub.update_info("last_ckpt", path)
+        runner.save_checkpoint(
+            self._out_dir,
+            filename,
+            save_optimizer=self.save_optimizer,
+            save_param_scheduler=self.save_param_scheduler,
+            meta=meta,
+        )
+        if is_main_process():
+            _write_atomically(os.path.join(str(runner.work_dir), "last_checkpoint"), path)
+        self._remove_steps(runner, dropped)
+
+    def _trim_kept_steps(self) -> list[int]:
+        """Cut the kept steps to ``max_keep_ckpts``; return the ones cut (oldest first)."""
+        excess = len(self._kept_steps) - self.max_keep_ckpts
+        if excess <= 0:
+            return []
+        dropped, self._kept_steps = self._kept_steps[:excess], self._kept_steps[excess:]
+        return dropped
+
+    def _remove_steps(self, runner: Any, steps: list[int]) -> None:
+        if not is_main_process():
+            return
+        for step in steps:
+            path = os.path.join(self._out_dir, self.filename_tmpl.format(step))
+            if _remove(path):
+                runner.logger.info(f"Removed the old checkpoint {path} (max_keep_ckpts).")
+
+
+def _names(value: str | Sequence[str] | None, key: str) -> list[str]:
+    """``value`` as a list of distinct names ([] for None)."""
+    if value is None:
+        return []
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise TypeError(
+            f"CheckpointHook: {key} must be a str, a list of str or None, got {value!r}"
+        )
+    if len(set(names)) != len(names):
+        raise ValueError(f"CheckpointHook: {key} has duplicates: {value!r}")
+    return list(names)
+
+
+def _remove(path: str) -> bool:
+    """Delete a checkpoint file or folder (sharded checkpoints are folders); False if absent."""
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+        return True
+    if os.path.isfile(path):
+        os.remove(path)
+        return True
+    return False
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write ``text`` so that a reader never sees a half-written file."""
+    partial = f"{path}.tmp"
+    with open(partial, "w") as file:
+        file.write(text)
+    os.replace(partial, path)

@@ -1,0 +1,178 @@
+"""EMAHook: keeps an exponential moving average of the model's weights and evaluates with it."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import torch
+
+from runnerx.hooks.hook import Hook
+from runnerx.registry import HOOKS, MODELS
+
+
+@HOOKS.register_module()
+class EMAHook(Hook):
+    """Averages the weights after every training iteration; validation, testing and saved
+    checkpoints use the averaged weights (MMEngine's EMAHook)::
+
+        custom_hooks = [dict(type='EMAHook', momentum=0.0002, begin_epoch=1)]
+
+    The average is built with ``MODELS`` from ``ema_type`` and the remaining arguments
+    (``runnerx.model.ExponentialMovingAverage(model, momentum, interval, device,
+    update_buffers)``) around ``runner.unwrapped_model``, so a wrapped (DDP) or compiled model
+    works. Before ``begin_iter``/``begin_epoch`` the average stays a copy of the weights.
+
+    For validation and testing the averaged values are swapped into the model's own tensors in
+    place (a compiled forward stays valid; a scratch buffer the size of the largest tensor is
+    kept for the swap). A checkpoint holds the averaged weights as ``state_dict`` (ready to
+    deploy) and the training weights under ``ema_state_dict`` (``module.``-prefixed, with the
+    average's ``steps``); resuming swaps them back, loading without resuming starts the
+    average from the checkpoint's weights.
+    """
+
+    priority = "NORMAL"
+
+    def __init__(
+        self,
+        ema_type: str = "ExponentialMovingAverage",
+        strict_load: bool = False,
+        begin_iter: int = 0,
+        begin_epoch: int = 0,
+        **kwargs: Any,
+    ) -> None:
+        for name, value in (("begin_iter", begin_iter), ("begin_epoch", begin_epoch)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"EMAHook: {name} must be an int >= 0, got {value!r}")
+        if begin_iter and begin_epoch:
+            raise ValueError("EMAHook: set begin_iter or begin_epoch, not both")
+        self.ema_cfg = dict(type=ema_type, **kwargs)
+        self.strict_load = strict_load
+        self.begin_iter = begin_iter
+        self.begin_epoch = begin_epoch
+        self.enabled_by_epoch = begin_epoch > 0
+        self._started = False
+        self._copy_pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self._swap_triples: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None
+
+    def before_run(self, runner: Any) -> None:
+        """Build the average around the unwrapped model."""
+        self.src_model = runner.unwrapped_model
+        self.ema_model = MODELS.build(self.ema_cfg, default_args=dict(model=self.src_model))
+        # state_dict() tensors share storage with the modules: copying into them sets weights
+        ema_state = self.ema_model.module.state_dict()
+        src_state = self.src_model.state_dict()
+        self._copy_pairs = [(ema_state[key], src_state[key]) for key in ema_state]
+
+    def before_train(self, runner: Any) -> None:
+        """Check that the average starts within the run."""
+        if self.enabled_by_epoch and self.begin_epoch > runner.max_epochs:
+            raise ValueError(
+                f"EMAHook: begin_epoch={self.begin_epoch} is after the last epoch "
+                f"(max_epochs={runner.max_epochs})"
+            )
+        if not self.enabled_by_epoch and self.begin_iter > runner.max_iters:
+            raise ValueError(
+                f"EMAHook: begin_iter={self.begin_iter} is after the last iteration "
+                f"(max_iters={runner.max_iters})"
+            )
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
+    ) -> None:
+        """Update the average (or, before it begins, copy the weights)."""
+        if not self._started:
+            if self.enabled_by_epoch:
+                self._started = runner.epoch + 1 >= self.begin_epoch
+            else:
+                self._started = runner.iter + 1 >= self.begin_iter
+        if self._started:
+            self.ema_model.update_parameters(self.src_model)
+            return
+        with torch.no_grad():
+            for ema, src in self._copy_pairs:
+                ema.copy_(src)
+
+    def before_val_epoch(self, runner: Any) -> None:
+        """Validate with the averaged weights."""
+        self._swap_parameters()
+
+    def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """Put the training weights back."""
+        self._swap_parameters()
+
+    def before_test_epoch(self, runner: Any) -> None:
+        """Test with the averaged weights."""
+        self._swap_parameters()
+
+    def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """Put the training weights back."""
+        self._swap_parameters()
+
+    def before_save_checkpoint(self, runner: Any, checkpoint: dict) -> None:
+        """Save the averaged weights as ``state_dict`` and the training ones as
+        ``ema_state_dict``."""
+        checkpoint["ema_state_dict"] = self.ema_model.state_dict()
+        self._swap_state_dicts(checkpoint)
+
+    def after_load_checkpoint(self, runner: Any, checkpoint: dict) -> None:
+        """Restore the average: from ``ema_state_dict`` when resuming, else from the weights."""
+        resuming = bool(getattr(runner, "_resume", False))
+        if resuming and "ema_state_dict" in checkpoint:
+            self._swap_state_dicts(checkpoint)  # the model then loads its training weights
+            self.ema_model.load_state_dict(checkpoint["ema_state_dict"], strict=self.strict_load)
+            return
+        if resuming:
+            runner.logger.warning(
+                "EMAHook: the checkpoint has no 'ema_state_dict'; the average starts from its "
+                "'state_dict'"
+            )
+        self.ema_model.module.load_state_dict(checkpoint["state_dict"], strict=self.strict_load)
+
+    def _swap_parameters(self) -> None:
+        """Exchange the values of the model's and the average's tensors, in place."""
+        if self._swap_triples is None:
+            self._swap_triples = self._make_swap_triples()
+        with torch.no_grad():
+            for ema, src, scratch in self._swap_triples:
+                scratch.copy_(ema)
+                ema.copy_(src)
+                src.copy_(scratch)
+
+    def _make_swap_triples(self) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """(averaged, source, scratch view) for each swapped tensor; one scratch buffer per
+        device and dtype, as large as the largest tensor, serves all of them."""
+        ema_module, src_module = self.ema_model.module, self.src_model
+        ema_tensors: Any = ema_module.parameters()
+        src_tensors: Any = src_module.parameters()
+        if getattr(self.ema_model, "update_buffers", False):
+            ema_tensors = itertools.chain(ema_tensors, ema_module.buffers())
+            src_tensors = itertools.chain(src_tensors, src_module.buffers())
+        pairs = list(zip(ema_tensors, src_tensors))
+        sizes: dict[tuple[torch.device, torch.dtype], int] = {}
+        for ema, _ in pairs:
+            group = (ema.device, ema.dtype)
+            sizes[group] = max(sizes.get(group, 0), ema.numel())
+        buffers = {
+            group: torch.empty(size, device=group[0], dtype=group[1])
+            for group, size in sizes.items()
+        }
+        return [
+            (ema, src, buffers[ema.device, ema.dtype][: ema.numel()].view(ema.shape))
+            for ema, src in pairs
+        ]
+
+    @staticmethod
+    def _swap_state_dicts(checkpoint: dict) -> None:
+        """Exchange ``ema_state_dict['module.<k>']`` and ``state_dict['<k>']`` (entries only)."""
+        model_state, ema_state = checkpoint["state_dict"], checkpoint["ema_state_dict"]
+        for key in ema_state:
+            if not key.startswith("module."):
+                continue  # the average's own entries, such as 'steps'
+            name = key[len("module.") :]
+            if name not in model_state:
+                raise KeyError(
+                    f"EMAHook: the checkpoint's state_dict has no {name!r}, which the average "
+                    f"holds as {key!r}; the model and the average differ"
+                )
+            ema_state[key], model_state[name] = model_state[name], ema_state[key]

@@ -1,0 +1,191 @@
+"""Hook: the base of everything that acts at fixed points of a run (MMEngine's hook points).
+
+A hook overrides only the points it needs; the Runner calls a hook only at the points it
+overrides, so a point a hook does not use costs nothing.
+
+.. code-block:: python
+
+    from runnerx import HOOKS
+    from runnerx.hooks import Hook
+
+    @HOOKS.register_module()
+    class PrintLossHook(Hook):
+        priority = 'LOW'
+
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            if self.every_n_train_iters(runner, 100):
+                runner.logger.info(f"loss {outputs['loss'].item():.4f}")
+
+    custom_hooks = [dict(type='PrintLossHook')]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Hook priorities by name; a smaller number runs earlier at every point.
+PRIORITIES = {
+    "HIGHEST": 0,
+    "VERY_HIGH": 10,
+    "HIGH": 30,
+    "ABOVE_NORMAL": 40,
+    "NORMAL": 50,
+    "BELOW_NORMAL": 60,
+    "LOW": 70,
+    "VERY_LOW": 90,
+    "LOWEST": 100,
+}
+
+#: Every point a hook can act at, in the order a run reaches them.
+HOOK_POINTS = (
+    "before_run",
+    "after_load_checkpoint",
+    "before_train",
+    "before_train_epoch",
+    "before_train_iter",
+    "after_train_iter",
+    "after_train_epoch",
+    "before_val",
+    "before_val_epoch",
+    "before_val_iter",
+    "after_val_iter",
+    "after_val_epoch",
+    "after_val",
+    "before_save_checkpoint",
+    "after_train",
+    "before_test",
+    "before_test_epoch",
+    "before_test_iter",
+    "after_test_iter",
+    "after_test_epoch",
+    "after_test",
+    "after_run",
+)
+
+
+def get_priority(priority: int | str) -> int:
+    """The number of a priority given by name (``'NORMAL'``) or number (0 to 100)."""
+    if isinstance(priority, bool):
+        raise TypeError(f"priority must be a name or an int from 0 to 100, got {priority!r}")
+    if isinstance(priority, int):
+        if not 0 <= priority <= 100:
+            raise ValueError(f"priority must be between 0 and 100, got {priority}")
+        return priority
+    if isinstance(priority, str) and priority.upper() in PRIORITIES:
+        return PRIORITIES[priority.upper()]
+    raise ValueError(
+        f"unknown hook priority {priority!r}; use a number from 0 to 100 or one of "
+        + ", ".join(PRIORITIES)
+    )
+
+
+class Hook:
+    """Base class of hooks. Each method is one point of the run; the defaults do nothing."""
+
+    priority: int | str = "NORMAL"
+
+    def before_run(self, runner: Any) -> None:
+        """Once, before anything runs (after the Runner has built everything)."""
+
+    def after_run(self, runner: Any) -> None:
+        """Once, when ``train()``/``val()``/``test()`` ends."""
+
+    def before_train(self, runner: Any) -> None:
+        """Before the first training epoch/iteration (after resuming)."""
+
+    def after_train(self, runner: Any) -> None:
+        """After the last training iteration."""
+
+    def before_val(self, runner: Any) -> None:
+        """Before a validation run."""
+
+    def after_val(self, runner: Any) -> None:
+        """After a validation run."""
+
+    def before_test(self, runner: Any) -> None:
+        """Before a test run."""
+
+    def after_test(self, runner: Any) -> None:
+        """After a test run."""
+
+    def before_save_checkpoint(self, runner: Any, checkpoint: dict) -> None:
+        """Before a checkpoint dict is written; may add to it."""
+
+    def after_load_checkpoint(self, runner: Any, checkpoint: dict) -> None:
+        """After a checkpoint dict was loaded (resume or load_from)."""
+
+    def before_train_epoch(self, runner: Any) -> None:
+        """Before each training epoch."""
+
+    def before_val_epoch(self, runner: Any) -> None:
+        """Before each validation epoch."""
+
+    def before_test_epoch(self, runner: Any) -> None:
+        """Before each test epoch."""
+
+    def after_train_epoch(self, runner: Any) -> None:
+        """After each training epoch."""
+
+    def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """After each validation epoch, with the evaluated metrics."""
+
+    def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """After each test epoch, with the evaluated metrics."""
+
+    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        """Before each training iteration."""
+
+    def before_val_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        """Before each validation iteration."""
+
+    def before_test_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        """Before each test iteration."""
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
+    ) -> None:
+        """After each training iteration, with what ``train_step`` returned."""
+
+    def after_val_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+    ) -> None:
+        """After each validation iteration, with what ``val_step`` returned."""
+
+    def after_test_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+    ) -> None:
+        """After each test iteration, with what ``test_step`` returned."""
+
+    # Helpers for deciding whether to act, as MMEngine's hooks have them.
+
+    def every_n_epochs(self, runner: Any, n: int, start: int = 0) -> bool:
+        """Whether the epoch just finished is one of every ``n`` (counting after ``start``)."""
+        done = runner.epoch + 1 - start
+        return n > 0 and done >= 0 and done % n == 0
+
+    def every_n_inner_iters(self, batch_idx: int, n: int) -> bool:
+        """Whether ``batch_idx`` ends one of every ``n`` iterations of the current epoch."""
+        return n > 0 and (batch_idx + 1) % n == 0
+
+    def every_n_train_iters(self, runner: Any, n: int, start: int = 0) -> bool:
+        """Whether the iteration just finished is one of every ``n`` (counting after ``start``)."""
+        done = runner.iter + 1 - start
+        return n > 0 and done >= 0 and done % n == 0
+
+    def end_of_epoch(self, dataloader: Any, batch_idx: int) -> bool:
+        """Whether ``batch_idx`` is the last batch of ``dataloader``."""
+        return batch_idx + 1 == len(dataloader)
+
+    def is_last_train_epoch(self, runner: Any) -> bool:
+        """Whether the epoch just finished is the last training epoch."""
+        return runner.epoch + 1 == runner.max_epochs
+
+    def is_last_train_iter(self, runner: Any) -> bool:
+        """Whether the iteration just finished is the last training iteration."""
+        return runner.iter + 1 == runner.max_iters
+
+    def overridden_points(self) -> list[str]:
+        """The hook points this hook's class implements (the Runner calls only these)."""
+        return [
+            point for point in HOOK_POINTS if getattr(type(self), point) is not getattr(Hook, point)
+        ]

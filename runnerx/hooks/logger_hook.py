@@ -1,0 +1,164 @@
+"""LoggerHook: writes the log lines and sends the logged scalars to the visualizer."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from runnerx.hooks.hook import Hook
+from runnerx.registry import HOOKS
+
+
+@HOOKS.register_module()
+class LoggerHook(Hook):
+    """Logs every ``interval`` iterations and after each validation/test epoch (a default hook).
+
+    The lines come from ``runner.log_processor``; training scalars go to
+    ``runner.visualizer.add_scalars`` at step ``runner.iter + 1``, validation metrics at step
+    ``runner.epoch`` (``log_metric_by_epoch`` in an epoch-based run) or ``runner.iter``. The
+    last iteration of an epoch is logged too unless ``ignore_last``; the experiment name every
+    ``interval_exp_name`` iterations. With ``out_dir``, the log files (names ending in
+    ``out_suffix``) are copied to ``out_dir/<work_dir's name>`` when the run ends::
+
+        default_hooks = dict(logger=dict(type='LoggerHook', interval=50))
+
+    ``backend_args`` is accepted for MMEngine configs; runnerx writes local paths only.
+    """
+
+    priority = "BELOW_NORMAL"
+
+    def __init__(
+        self,
+        interval: int = 10,
+        ignore_last: bool = True,
+        interval_exp_name: int = 1000,
+        out_dir: str | Path | None = None,
+        out_suffix: str | Sequence[str] = (".json", ".log", ".py", "yaml"),
+        keep_local: bool = True,
+        log_metric_by_epoch: bool = True,
+        backend_args: dict | None = None,
+    ) -> None:
+        for name, value in (("interval", interval), ("interval_exp_name", interval_exp_name)):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"LoggerHook: {name} must be a positive int, got {value!r}")
+        if out_dir is not None and not isinstance(out_dir, (str, Path)):
+            raise TypeError(f"LoggerHook: out_dir must be a path or None, got {out_dir!r}")
+        if isinstance(out_suffix, str):
+            out_suffix = (out_suffix,)
+        if not all(isinstance(suffix, str) for suffix in out_suffix):
+            raise TypeError(f"LoggerHook: out_suffix must be str or strs, got {out_suffix!r}")
+        if backend_args is not None:
+            warnings.warn(
+                "LoggerHook: backend_args is ignored; logs go to local paths", stacklevel=2
+            )
+        self.interval = interval
+        self.ignore_last = ignore_last
+        self.interval_exp_name = interval_exp_name
+        self.out_dir = out_dir
+        self.out_suffix = tuple(out_suffix)
+        self.keep_local = keep_local
+        self.log_metric_by_epoch = log_metric_by_epoch
+        self.json_log_path = "scalars.json"
+        self._copy_dir: str | None = None
+        self._epoch_length: int | None = None
+
+    def before_run(self, runner: Any) -> None:
+        """Settle where logs are copied to and the name of the test results file."""
+        if self.out_dir is not None:
+            basename = os.path.basename(os.path.normpath(str(runner.work_dir)))
+            self._copy_dir = os.path.join(str(self.out_dir), basename)
+            runner.logger.info(f"Text logs will be copied to {self._copy_dir} when the run ends.")
+        self.json_log_path = f"{runner.timestamp}.json"
+
+    def before_train(self, runner: Any) -> None:
+        """Note the epoch length once (a streaming dataloader without one has no epoch end)."""
+        try:
+            self._epoch_length = len(runner.train_dataloader)
+        except TypeError:
+            self._epoch_length = None
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
+    ) -> None:
+        """Log every ``interval`` iterations (and an epoch's last one unless ``ignore_last``)."""
+        epoch_end = batch_idx + 1 == self._epoch_length
+        if epoch_end or self.every_n_train_iters(runner, self.interval_exp_name):
+            runner.logger.info(f"Exp name: {runner.experiment_name}")
+        if not (
+            self.every_n_inner_iters(batch_idx, self.interval)
+            or (epoch_end and (not self.ignore_last or self._epoch_length <= self.interval))
+        ):
+            return
+        tag, log_str = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
+        runner.logger.info(log_str)
+        runner.visualizer.add_scalars(tag, step=runner.iter + 1)
+
+    def after_val_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+    ) -> None:
+        """Log the validation progress every ``interval`` iterations."""
+        if self.every_n_inner_iters(batch_idx, self.interval):
+            _, log_str = runner.log_processor.get_log_after_iter(runner, batch_idx, "val")
+            runner.logger.info(log_str)
+
+    def after_test_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+    ) -> None:
+        """Log the test progress every ``interval`` iterations."""
+        if self.every_n_inner_iters(batch_idx, self.interval):
+            _, log_str = runner.log_processor.get_log_after_iter(runner, batch_idx, "test")
+            runner.logger.info(log_str)
+
+    def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """Log the validation results and send them to the visualizer."""
+        tag, log_str = runner.log_processor.get_log_after_epoch(
+            runner, len(runner.val_dataloader), "val"
+        )
+        runner.logger.info(log_str)
+        by_epoch = self.log_metric_by_epoch and getattr(runner.log_processor, "by_epoch", True)
+        runner.visualizer.add_scalars(tag, step=runner.epoch if by_epoch else runner.iter)
+
+    def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """Log the test results and write them to ``<log_dir>/<timestamp>.json``."""
+        tag, log_str = runner.log_processor.get_log_after_epoch(
+            runner, len(runner.test_dataloader), "test", with_non_scalar=True
+        )
+        runner.logger.info(log_str)
+        with open(os.path.join(runner.log_dir, self.json_log_path), "w") as file:
+            json.dump(_jsonable(tag), file)
+
+    def after_run(self, runner: Any) -> None:
+        """Close the visualizer and copy the log files to ``out_dir``."""
+        runner.visualizer.close()
+        if self._copy_dir is None:
+            return
+        log_dir = str(runner.log_dir)
+        for folder, _, names in os.walk(log_dir):
+            for name in names:
+                if not name.endswith(self.out_suffix):
+                    continue
+                local = os.path.join(folder, name)
+                target = os.path.join(self._copy_dir, os.path.relpath(local, log_dir))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copyfile(local, target)
+                runner.logger.info(f"{local} was copied to {target}.")
+                if not self.keep_local:
+                    os.remove(local)
+                    runner.logger.info(f"{local} was removed (keep_local=False).")
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with tensors and arrays as lists; values JSON cannot hold become None."""
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    tolist = getattr(value, "tolist", None)  # tensors, arrays, numpy scalars
+    return _jsonable(tolist()) if callable(tolist) else None

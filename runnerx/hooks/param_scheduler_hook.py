@@ -1,0 +1,74 @@
+"""ParamSchedulerHook: steps the learning-rate and momentum schedulers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runnerx.hooks.hook import Hook
+from runnerx.registry import HOOKS
+
+
+@HOOKS.register_module()
+class ParamSchedulerHook(Hook):
+    """Steps iteration-based schedulers after every training iteration and epoch-based ones
+    after every training epoch (one of the default hooks).
+
+    ``runner.param_schedulers`` is a list, or a dict of lists (one per optimizer of an
+    OptimWrapperDict), or None. Epoch-based schedulers that need the validation metrics
+    (``need_val_args = True``, such as ReduceOnPlateau) are also stepped with the metrics after
+    each validation epoch.
+    """
+
+    priority = "LOW"
+
+    def __init__(self) -> None:
+        self._by_iter: list = []
+        self._by_epoch: list = []
+        self._by_metrics: list = []
+
+    def before_train(self, runner: Any) -> None:
+        """Sort the schedulers once, so that an iteration only loops over its own."""
+        schedulers = _flatten(runner.param_schedulers)
+        self._by_iter = [s for s in schedulers if not s.by_epoch]
+        self._by_epoch = [s for s in schedulers if s.by_epoch]
+        self._by_metrics = [s for s in self._by_epoch if getattr(s, "need_val_args", False)]
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
+    ) -> None:
+        """Step the iteration-based schedulers."""
+        for scheduler in self._by_iter:
+            scheduler.step()
+
+    def after_train_epoch(self, runner: Any) -> None:
+        """Step the epoch-based schedulers."""
+        for scheduler in self._by_epoch:
+            scheduler.step()
+
+    def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """Give the validation metrics to the schedulers that act on them."""
+        if metrics is None:
+            return
+        for scheduler in self._by_metrics:
+            scheduler.step(metrics)
+
+
+def _flatten(param_schedulers: Any) -> list:
+    if param_schedulers is None:
+        return []
+    if isinstance(param_schedulers, (list, tuple)):
+        return list(param_schedulers)
+    if isinstance(param_schedulers, dict):
+        flat = []
+        for name, schedulers in param_schedulers.items():
+            if not isinstance(schedulers, (list, tuple)):
+                raise TypeError(
+                    f"runner.param_schedulers[{name!r}] must be a list of schedulers, "
+                    f"got {type(schedulers).__name__}"
+                )
+            flat.extend(schedulers)
+        return flat
+    raise TypeError(
+        "runner.param_schedulers must be a list of schedulers, a dict of such lists (one per "
+        f"optimizer) or None, got {type(param_schedulers).__name__}"
+    )

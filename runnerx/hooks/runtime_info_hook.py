@@ -1,0 +1,94 @@
+"""RuntimeInfoHook: puts progress, learning rates, losses and metrics in the MessageHub."""
+
+from __future__ import annotations
+
+from numbers import Number
+from typing import Any
+
+from runnerx.hooks.hook import Hook
+from runnerx.registry import HOOKS
+from runnerx.version import __version__
+
+
+@HOOKS.register_module()
+class RuntimeInfoHook(Hook):
+    """Puts what other components read into ``runner.message_hub`` (one of the default hooks).
+
+    Info: the config text, seed, experiment name, 'max_epochs', 'max_iters', and the current
+    'epoch' and 'iter'. Scalars: 'train/lr' (one per optimizer for several), every value the
+    model's ``train_step`` returns as 'train/<name>', and the metrics as 'val/<name>' and
+    'test/<name>'. Loss tensors are stored as they are; the MessageHub converts them only when
+    a line is logged, so no iteration waits for the device.
+    """
+
+    priority = "VERY_HIGH"
+
+    def before_run(self, runner: Any) -> None:
+        """Record the run's description and its length."""
+        hub = runner.message_hub
+        hub.update_info("cfg", runner.cfg.pretty_text)
+        hub.update_info("seed", runner.seed)
+        hub.update_info("experiment_name", runner.experiment_name)
+        hub.update_info("runnerx_version", __version__)
+
+    def before_train(self, runner: Any) -> None:
+        """Record the training length and where training starts (after a resume, where it
+        resumes). Not in before_run: a val- or test-only run has no training length."""
+        hub = runner.message_hub
+        hub.update_info("max_epochs", runner.max_epochs)
+        hub.update_info("max_iters", runner.max_iters)
+        hub.update_info("epoch", runner.epoch)
+        hub.update_info("iter", runner.iter)
+        dataset = getattr(runner.train_dataloader, "dataset", None)
+        metainfo = getattr(dataset, "metainfo", None)
+        if metainfo is not None:
+            hub.update_info("dataset_meta", metainfo)
+
+    def before_train_epoch(self, runner: Any) -> None:
+        """Keep 'epoch' current."""
+        runner.message_hub.update_info("epoch", runner.epoch)
+
+    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        """Keep 'iter' current and record the learning rate of each optimizer's first group."""
+        hub = runner.message_hub
+        hub.update_info("iter", runner.iter)
+        # {'lr': [...]} for one optimizer, {'<name>.lr': [...], ...} for an OptimWrapperDict
+        for name, rates in runner.optim_wrapper.get_lr().items():
+            hub.update_scalar(f"train/{name}", rates[0])
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
+    ) -> None:
+        """Record every value ``train_step`` returned (0-dim tensors, kept unconverted)."""
+        if outputs:
+            update = runner.message_hub.update_scalar
+            for name, value in outputs.items():
+                update(f"train/{name}", value)
+
+    def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """Record the validation metrics as 'val/<name>'."""
+        _record_metrics(runner.message_hub, "val", metrics)
+
+    def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:
+        """Record the test metrics as 'test/<name>'."""
+        _record_metrics(runner.message_hub, "test", metrics)
+
+
+def _record_metrics(hub: Any, mode: str, metrics: dict | None) -> None:
+    """Scalars go to the history (for logging and plotting), anything else to the info."""
+    for name, value in (metrics or {}).items():
+        if _is_scalar(value):
+            hub.update_scalar(f"{mode}/{name}", value)
+        else:
+            hub.update_info(f"{mode}/{name}", value)
+
+
+def _is_scalar(value: Any) -> bool:
+    """A number, or a tensor or array holding exactly one number."""
+    if isinstance(value, Number):
+        return True
+    numel = getattr(value, "numel", None)  # torch tensors
+    if callable(numel):
+        return numel() == 1
+    size = getattr(value, "size", None)  # numpy arrays
+    return isinstance(size, int) and size == 1

@@ -1,0 +1,230 @@
+"""LogProcessor: turns the message hub's scalars into MMEngine-style log lines and a tag dict.
+
+::
+
+    Epoch(train)  [1][10/23]  lr: 1.0000e-02  eta: 0:00:12  time: 0.0123  data_time: 0.0012  ...
+        ... loss: 2.3012
+    Iter(train) [  10/1000]  lr: 1.0000e-02  eta: 0:01:40  time: 0.1002  data_time: 0.0011  ...
+    Epoch(val) [1][ 5/16]  eta: 0:00:01  time: 0.0100  data_time: 0.0010
+    Epoch(val) [1][16/16]    accuracy/top1: 96.2000  data_time: 0.0010  time: 0.0100
+
+LoggerHook calls it on logging iterations only (reading the hub may wait for the device).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import Any
+
+import torch
+
+from runnerx.registry import LOG_PROCESSORS
+
+from .custom_log_cfg import parse_custom_cfg
+
+_TIME_KEYS = ("time", "data_time")
+
+
+@LOG_PROCESSORS.register_module()
+class LogProcessor:
+    """Formats ``runner.message_hub`` scalars after an iteration or a val/test epoch.
+
+    Scalars whose name matches ``mean_pattern`` are averaged over the last ``window_size``
+    updates, the others show their newest value; ``custom_cfg`` adds or changes statistics
+    (see :mod:`runnerx.logging.custom_log_cfg`). ``log_with_hierarchy=True`` keeps the
+    ``train/`` / ``val/`` prefix in the returned tag (what the visualizer receives).
+
+    .. code-block:: python
+
+        log_processor = dict(
+            type='LogProcessor', window_size=20, by_epoch=True,
+            custom_cfg=[dict(data_src='loss', log_name='loss_epoch',
+                             method_name='mean', window_size='epoch')])
+    """
+
+    def __init__(
+        self,
+        window_size: int = 10,
+        by_epoch: bool = True,
+        custom_cfg: list[dict] | None = None,
+        num_digits: int = 4,
+        log_with_hierarchy: bool = False,
+        mean_pattern: str = r".*(loss|time|data_time|grad_norm).*",
+    ) -> None:
+        for key, value in (("window_size", window_size), ("num_digits", num_digits)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"log_processor.{key} must be a positive int, got {value!r}")
+        self.window_size = window_size
+        self.by_epoch = by_epoch
+        self.custom_cfg = list(custom_cfg or [])
+        self.num_digits = num_digits
+        self.log_with_hierarchy = log_with_hierarchy
+        self.mean_pattern = re.compile(mean_pattern)
+        self._custom_logs = parse_custom_cfg(custom_cfg, by_epoch)
+
+    def get_log_after_iter(self, runner: Any, batch_idx: int, mode: str) -> tuple[dict, str]:
+        """The tag (scalars as floats, plus 'epoch', 'iter', 'memory') and the log line
+        after iteration ``batch_idx`` of ``mode`` ('train', 'val' or 'test')."""
+        _check_mode(mode, ("train", "val", "test"))
+        scalars = self._collect_scalars(runner.message_hub, mode, epoch_length=batch_idx + 1)
+        tag = self._tag(scalars, mode)
+        header = self._iter_header(runner, batch_idx, mode, tag)
+        parts = [header]
+        lr_names = [name for name in scalars if name.endswith("lr")]
+        if lr_names:
+            parts.append(
+                " ".join(f"{name}: {scalars.pop(name):.{self.num_digits}e}" for name in lr_names)
+            )
+        if all(name in scalars for name in _TIME_KEYS):
+            eta = self._eta_seconds(runner, batch_idx, mode)
+            parts.append(f"eta: {datetime.timedelta(seconds=int(eta))}")
+            parts.extend(self._format(name, scalars.pop(name)) for name in _TIME_KEYS)
+        memory = _max_memory_mb(runner)
+        if memory is not None:
+            parts.append(f"memory: {memory}")
+            tag["memory"] = memory
+        if mode == "train":
+            parts.extend(self._format(name, value) for name, value in scalars.items())
+        return tag, "  ".join(parts)
+
+    def get_log_after_epoch(
+        self, runner: Any, batch_idx: int, mode: str, with_non_scalar: bool = False
+    ) -> tuple[dict, str]:
+        """The tag (metrics and epoch-mean times) and the log line after a val/test epoch.
+
+        Runtime infos under ``'<mode>/'`` that are not scalars (a confusion matrix, say) are
+        shown in the line, and put in the tag when ``with_non_scalar`` is True.
+        """
+        _check_mode(mode, ("val", "test"))
+        length = _dataloader_length(runner, mode)
+        if self.by_epoch and mode == "val":
+            header = f"Epoch(val) [{self._epoch(runner, mode)}][{length}/{length}]"
+        elif self.by_epoch:
+            header = f"Epoch(test) [{length}/{length}]"
+        else:
+            header = f"Iter({mode}) [{length}/{length}]"
+        hub = runner.message_hub
+        scalars = self._collect_scalars(hub, mode, epoch_length=length)
+        custom_sources = {log.data_src for log in self._custom_logs}
+        times = {}  # averaged over this epoch unless custom_cfg says otherwise; shown last
+        for name in scalars:
+            if name in _TIME_KEYS:
+                buffer = hub.log_scalars.get(f"{mode}/{name}")
+                by_default = buffer is not None and name not in custom_sources
+                times[name] = buffer.mean(length) if by_default else scalars[name]
+        metrics = {name: value for name, value in scalars.items() if name not in times}
+        non_scalars = {
+            key[len(mode) + 1 :]: value
+            for key, value in hub.runtime_info.items()
+            if key.startswith(f"{mode}/")
+        }
+        items = [
+            self._format(name, value)
+            for name, value in (*metrics.items(), *non_scalars.items(), *times.items())
+        ]
+        tag = self._tag(metrics, mode)
+        if with_non_scalar:
+            tag.update(self._tag(non_scalars, mode))
+        tag.update(self._tag(times, mode))
+        return tag, f"{header}    " + "  ".join(items)
+
+    def _collect_scalars(self, hub: Any, mode: str, epoch_length: int) -> dict[str, float]:
+        """``mode``'s scalars without the prefix: smoothed, newest, or as custom_cfg says."""
+        prefix = f"{mode}/"
+        scalars: dict[str, float] = {}
+        for key, buffer in hub.log_scalars.items():
+            if key.startswith(prefix) and len(buffer):
+                name = key[len(prefix) :]
+                smooth = self.mean_pattern.search(name) is not None
+                scalars[name] = buffer.mean(self.window_size) if smooth else buffer.current()
+        for log in self._custom_logs:
+            buffer = hub.log_scalars.get(prefix + log.data_src)
+            if buffer is not None and len(buffer):
+                window = log.window(epoch_length)
+                scalars[log.log_name] = buffer.statistics(log.method_name, window)
+        return scalars
+
+    def _tag(self, values: dict[str, Any], mode: str) -> dict[str, Any]:
+        if self.log_with_hierarchy:
+            return {f"{mode}/{name}": value for name, value in values.items()}
+        return dict(values)
+
+    def _iter_header(self, runner: Any, batch_idx: int, mode: str, tag: dict) -> str:
+        """``Epoch(train)  [1][10/23]`` / ``Iter(train) [  10/1000]``; adds the position to
+        ``tag`` ('epoch' for epoch-based train/val lines, 'iter': the global iteration)."""
+        max_epochs = runner.max_epochs if mode == "train" else _recorded_max_epochs(runner)
+        if self.by_epoch or mode != "train":
+            position = f"[{_aligned(batch_idx + 1, _dataloader_length(runner, mode))}]"
+        else:
+            position = f"[{_aligned(runner.iter + 1, runner.max_iters)}]"
+        if not self.by_epoch:
+            header = f"Iter({mode}) {position}"
+        elif mode == "test":
+            header = f"Epoch(test) {position}"
+        else:
+            epoch = tag["epoch"] = self._epoch(runner, mode)
+            # right-align the epoch so that the lines of epochs 9 and 10 line up
+            width = len(str(max_epochs)) + 3 if max_epochs else 0
+            header = f"Epoch({mode}){f' [{epoch}]'.rjust(width)}{position}"
+        tag["iter"] = runner.iter + 1 if max_epochs else 0
+        return header
+
+    @staticmethod
+    def _epoch(runner: Any, mode: str) -> int:
+        """The 1-based epoch a train line is in; for val, the epochs trained so far
+        (validation runs after ``runner.epoch`` was counted up)."""
+        return runner.epoch + 1 if mode == "train" else runner.epoch
+
+    @staticmethod
+    def _eta_seconds(runner: Any, batch_idx: int, mode: str) -> float:
+        """Mean iteration time so far times the iterations left (of the run when training,
+        of this loop otherwise)."""
+        times = runner.message_hub.get_scalar(f"{mode}/time")
+        if mode == "train":
+            return times.mean() * max(runner.max_iters - runner.iter - 1, 0)
+        remaining = _dataloader_length(runner, mode) - batch_idx - 1
+        return times.mean(batch_idx + 1) * max(remaining, 0)
+
+    def _format(self, name: str, value: Any) -> str:
+        if isinstance(value, float):
+            return f"{name}: {value:.{self.num_digits}f}"
+        if hasattr(value, "__array__"):  # a tensor or an array: on lines of its own
+            return f"{name}: \n{value}\n"
+        return f"{name}: {value}"
+
+
+def _check_mode(mode: str, allowed: tuple[str, ...]) -> None:
+    if mode not in allowed:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, allowed))}, got {mode!r}")
+
+
+def _aligned(current: int, total: int) -> str:
+    """``' 5/16'``: the count right-aligned to the width of the total."""
+    return f"{str(current).rjust(len(str(total)))}/{total}"
+
+
+def _dataloader_length(runner: Any, mode: str) -> int:
+    return len(getattr(runner, f"{mode}_dataloader"))
+
+
+def _recorded_max_epochs(runner: Any) -> int | None:
+    """'max_epochs' as RuntimeInfoHook recorded it for training; None in a validation- or
+    test-only run. (Asking ``runner.max_epochs`` there would build, or fail to build, a
+    training loop.)"""
+    return runner.message_hub.get_info("max_epochs")
+
+
+def _max_memory_mb(runner: Any) -> int | None:
+    """Peak CUDA memory (MB) allocated on the model's device since the last call, or None
+    when the model is not on CUDA. Resets the peak, as MMEngine does."""
+    model = getattr(runner, "unwrapped_model", None)
+    if model is None:
+        model = runner.model
+    parameters = getattr(model, "parameters", None)
+    parameter = next(parameters(), None) if parameters is not None else None
+    if parameter is None or parameter.device.type != "cuda":
+        return None
+    peak = torch.cuda.max_memory_allocated(parameter.device)
+    torch.cuda.reset_peak_memory_stats(parameter.device)
+    return peak // (1024 * 1024)

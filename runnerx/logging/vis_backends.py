@@ -1,0 +1,188 @@
+"""Visualization backends: where the Visualizer sends scalars and the config.
+
+``visualizer=dict(type='Visualizer', vis_backends=[dict(type='LocalVisBackend'),
+dict(type='TensorboardVisBackend')])``. Each backend writes on rank 0 only; the others
+return at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from typing import Any
+
+from runnerx.dist import master_only
+from runnerx.registry import VISBACKENDS
+
+
+def _config_text(config: Any) -> str:
+    """A Config's (or a plain dict's) readable Python text."""
+    if isinstance(config, dict):
+        from runnerx.config import Config
+
+        config = Config(config)
+    return config.pretty_text
+
+
+class BaseVisBackend:
+    """A place scalars and the config go to; subclasses override what they support."""
+
+    def __init__(self, save_dir: str | os.PathLike | None = None) -> None:
+        self._save_dir = None if save_dir is None else os.fspath(save_dir)
+
+    @property
+    def save_dir(self) -> str | None:
+        """The folder this backend writes into."""
+        return self._save_dir
+
+    @property
+    def experiment(self) -> Any:
+        """The underlying writer (the backend itself unless a subclass has a real one)."""
+        return self
+
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Record the run's config."""
+
+    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
+        """Record one scalar at ``step``."""
+
+    def add_scalars(
+        self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
+    ) -> None:
+        """Record several scalars at ``step``."""
+
+    def close(self) -> None:
+        """Flush and release what the backend holds open."""
+
+
+@VISBACKENDS.register_module()
+class LocalVisBackend(BaseVisBackend):
+    """Scalars as JSON lines in ``<save_dir>/scalars.json``; the config as a .py file.
+
+    Each line is one ``add_scalars`` call with its step: ``{"lr": 0.01, "loss": 2.3,
+    "step": 10}``. Every write is appended and flushed on its own, so a crash loses nothing
+    already logged. Through the Visualizer, ``save_dir`` is ``<log_dir>/vis_data``.
+    """
+
+    def __init__(
+        self,
+        save_dir: str | os.PathLike,
+        scalar_save_file: str = "scalars.json",
+        config_save_file: str = "config.py",
+    ) -> None:
+        super().__init__(save_dir)
+        if not scalar_save_file.endswith(".json"):
+            raise ValueError(f"scalar_save_file must end with .json, got {scalar_save_file!r}")
+        self._scalar_path = os.path.join(self._save_dir, scalar_save_file)
+        self._config_path = os.path.join(self._save_dir, config_save_file)
+
+    @master_only
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Write the config's text to ``config_save_file``."""
+        os.makedirs(self._save_dir, exist_ok=True)
+        with open(self._config_path, "w", encoding="utf-8") as file:
+            file.write(_config_text(config))
+
+    @master_only
+    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
+        """Append ``{name: value, "step": step}``."""
+        self._append({name: value, "step": step}, self._scalar_path)
+
+    @master_only
+    def add_scalars(
+        self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
+    ) -> None:
+        """Append the scalars with their step; also to ``<save_dir>/<file_path>`` if given."""
+        record = {**scalar_dict}
+        record.setdefault("step", step)
+        if file_path is not None:
+            extra_path = os.path.join(self._save_dir, file_path)
+            if not file_path.endswith(".json") or extra_path == self._scalar_path:
+                raise ValueError(
+                    f"file_path must be a .json file other than the scalar file, got {file_path!r}"
+                )
+            self._append(record, extra_path)
+        self._append(record, self._scalar_path)
+
+    def _append(self, record: dict, path: str) -> None:
+        line = json.dumps(record, default=_json_value) + "\n"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        # opened per write: a log line is rare next to a training step, and nothing stays open
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(line)
+
+
+@VISBACKENDS.register_module()
+class TensorboardVisBackend(BaseVisBackend):
+    """Scalars and the config as TensorBoard events in ``save_dir``.
+
+    The ``SummaryWriter`` is created on first use; it needs the ``tensorboard`` package
+    (``pip install tensorboard``, or the ``runnerx[tensorboard]`` extra). View with
+    ``tensorboard --logdir work_dirs``.
+    """
+
+    def __init__(self, save_dir: str | os.PathLike) -> None:
+        super().__init__(save_dir)
+        self._writer: Any = None
+
+    @property
+    def experiment(self) -> Any:
+        """The ``torch.utils.tensorboard.SummaryWriter`` (created on first use)."""
+        if self._writer is None:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError as error:
+                raise ImportError(
+                    "TensorboardVisBackend needs the tensorboard package: "
+                    "pip install tensorboard (or pip install 'runnerx[tensorboard]')"
+                ) from error
+            self._writer = SummaryWriter(self._save_dir)
+        return self._writer
+
+    @master_only
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Write the config's text as the text summary 'config'."""
+        self.experiment.add_text("config", _config_text(config))
+
+    @master_only
+    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
+        """Write one scalar (anything that is not one number is skipped with a warning)."""
+        number = _scalar_value(name, value)
+        if number is not None:
+            self.experiment.add_scalar(name, number, step)
+
+    @master_only
+    def add_scalars(
+        self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
+    ) -> None:
+        """Write each scalar at ``step`` (a 'step' key is the step, not a scalar)."""
+        for name, value in scalar_dict.items():
+            if name != "step":
+                self.add_scalar(name, value, step)
+
+    @master_only
+    def close(self) -> None:
+        """Flush the events to disk and close the writer."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+def _json_value(value: Any) -> Any:
+    """What ``json`` cannot write itself: tensors and arrays as lists, the rest as text."""
+    return value.tolist() if hasattr(value, "tolist") else str(value)
+
+
+def _scalar_value(name: str, value: Any) -> float | None:
+    """``value`` as a float; None, with a warning, when it is not one number (e.g. a
+    confusion matrix among the metrics)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        warnings.warn(
+            f"TensorboardVisBackend skips {name!r}: a scalar must be one number, "
+            f"got {type(value).__name__}",
+            stacklevel=4,
+        )
+        return None

@@ -1,0 +1,152 @@
+"""Visualizer: hands a run's scalars and config to every visualization backend.
+
+.. code-block:: python
+
+    visualizer = dict(type='Visualizer', vis_backends=[dict(type='LocalVisBackend')])
+
+The Runner builds it with ``save_dir=<log_dir>``; backends built from dicts then write into
+``<log_dir>/vis_data``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import warnings
+from typing import Any, ClassVar
+
+from runnerx.dist import master_only
+from runnerx.registry import VISBACKENDS, VISUALIZERS
+
+from .vis_backends import BaseVisBackend
+
+
+@VISUALIZERS.register_module()
+class Visualizer:
+    """Forwards ``add_scalars`` / ``add_config`` / ``close`` to its backends, on rank 0 only.
+
+    ``vis_backends`` is a backend config dict, a backend object, or a list of them; a dict
+    may carry a ``name`` (default: its class name). A backend that needs a ``save_dir`` is
+    skipped, with a warning, when neither its dict nor the Visualizer gives one. The newest
+    Visualizer is :meth:`get_current_instance`.
+
+    .. code-block:: python
+
+        vis = Visualizer(vis_backends=[dict(type='LocalVisBackend')], save_dir='work_dirs/x')
+        vis.add_scalars({'loss': 0.5, 'lr': 0.01}, step=10)
+    """
+
+    _instances: ClassVar[dict[str, Visualizer]] = {}
+    _current: ClassVar[Visualizer | None] = None
+
+    def __init__(
+        self,
+        name: str = "visualizer",
+        vis_backends: dict | BaseVisBackend | list | None = None,
+        save_dir: str | os.PathLike | None = None,
+    ) -> None:
+        self.instance_name = name
+        #: set by the Runner from the dataset's ``metainfo`` (MMEngine's attribute)
+        self.dataset_meta: dict | None = None
+        self._vis_backends: dict[str, BaseVisBackend] = {}
+        backend_dir = None if save_dir is None else os.path.join(save_dir, "vis_data")
+        if vis_backends is None:
+            vis_backends = []
+        elif isinstance(vis_backends, (dict, BaseVisBackend)):
+            vis_backends = [vis_backends]
+        for index, spec in enumerate(vis_backends):
+            backend_name, backend = self._build_backend(spec, backend_dir, index)
+            if backend is None:
+                continue
+            if backend_name in self._vis_backends:
+                raise ValueError(
+                    f"visualizer.vis_backends[{index}]: a backend named {backend_name!r} "
+                    "exists already; give each a different 'name'"
+                )
+            self._vis_backends[backend_name] = backend
+        Visualizer._instances[name] = self
+        Visualizer._current = self
+
+    @classmethod
+    def get_instance(cls, name: str, **kwargs: Any) -> Visualizer:
+        """The Visualizer called ``name`` (built with ``kwargs`` if new); it becomes current."""
+        visualizer = cls._instances.get(name)
+        if visualizer is None:
+            return cls(name=name, **kwargs)
+        Visualizer._current = visualizer
+        return visualizer
+
+    @classmethod
+    def get_current_instance(cls) -> Visualizer:
+        """The newest Visualizer (one without backends when none was made yet)."""
+        if Visualizer._current is None:
+            return cls()
+        return Visualizer._current
+
+    @property
+    def vis_backends(self) -> dict[str, BaseVisBackend]:
+        """The backends by name."""
+        return self._vis_backends
+
+    def get_backend(self, name: str) -> BaseVisBackend | None:
+        """The backend called ``name`` (its class name unless the config named it)."""
+        return self._vis_backends.get(name)
+
+    @master_only
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Record the run's config in every backend."""
+        for backend in self._vis_backends.values():
+            backend.add_config(config, **kwargs)
+
+    @master_only
+    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
+        """Record one scalar at ``step`` in every backend."""
+        for backend in self._vis_backends.values():
+            backend.add_scalar(name, value, step, **kwargs)
+
+    @master_only
+    def add_scalars(
+        self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
+    ) -> None:
+        """Record several scalars at ``step`` in every backend (``file_path``: an extra
+        JSON-lines file, relative to the save dir, for backends that write files)."""
+        for backend in self._vis_backends.values():
+            backend.add_scalars(scalar_dict, step, file_path, **kwargs)
+
+    @master_only
+    def close(self) -> None:
+        """Close every backend (flushes TensorBoard events)."""
+        for backend in self._vis_backends.values():
+            backend.close()
+
+    @staticmethod
+    def _build_backend(
+        spec: Any, backend_dir: str | None, index: int
+    ) -> tuple[str, BaseVisBackend | None]:
+        if isinstance(spec, BaseVisBackend):
+            return type(spec).__name__, spec
+        if not isinstance(spec, dict):
+            raise TypeError(
+                f"visualizer.vis_backends[{index}] must be a backend config dict or a "
+                f"BaseVisBackend, got {type(spec).__name__}"
+            )
+        spec = dict(spec)
+        name = spec.pop("name", None)
+        if spec.get("save_dir") is None and backend_dir is not None:
+            spec["save_dir"] = backend_dir
+        elif spec.get("save_dir") is None and _needs_save_dir(spec.get("type")):
+            warnings.warn(
+                f"visualizer.vis_backends[{index}] ({spec.get('type')}) is skipped: it needs "
+                "a save_dir and the Visualizer has none",
+                stacklevel=3,
+            )
+            return "", None
+        backend = VISBACKENDS.build(spec)
+        return name or type(backend).__name__, backend
+
+
+def _needs_save_dir(backend_type: Any) -> bool:
+    """Whether the backend class takes a ``save_dir`` without a default."""
+    cls = VISBACKENDS.get(backend_type) if isinstance(backend_type, str) else backend_type
+    parameter = inspect.signature(cls).parameters.get("save_dir") if cls else None
+    return parameter is not None and parameter.default is inspect.Parameter.empty

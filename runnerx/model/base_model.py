@@ -1,0 +1,142 @@
+"""BaseModel: the model contract the Runner trains, validates and tests (MMEngine's BaseModel)."""
+
+from __future__ import annotations
+
+from abc import ABCMeta, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+from runnerx.model.base_module import BaseModule
+from runnerx.registry import MODELS
+
+
+class BaseModel(BaseModule, metaclass=ABCMeta):
+    """Base class of models: implement ``forward(inputs, data_samples=None, mode='tensor')``.
+
+    ``mode='loss'`` returns a dict of loss tensors (``train_step`` sums every entry whose key
+    contains ``'loss'``), ``mode='predict'`` returns predictions for metrics (``val_step`` and
+    ``test_step``), ``mode='tensor'`` returns raw outputs. Before ``forward``, the
+    ``data_preprocessor`` (a config dict built with MODELS, or a module) moves the batch to
+    the model's device::
+
+        @MODELS.register_module()
+        class MyNet(BaseModel):
+            def __init__(self, data_preprocessor=None, init_cfg=None):
+                super().__init__(data_preprocessor, init_cfg)
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, inputs, data_samples=None, mode='tensor'):
+                logits = self.fc(inputs)
+                if mode == 'loss':
+                    return dict(loss=F.cross_entropy(logits, data_samples))
+                if mode == 'predict':
+                    return dict(pred_score=logits.softmax(-1), gt_label=data_samples)
+                return logits
+    """
+
+    def __init__(
+        self,
+        data_preprocessor: Mapping | nn.Module | None = None,
+        init_cfg: Mapping | list[Mapping] | None = None,
+    ) -> None:
+        super().__init__(init_cfg)
+        if data_preprocessor is None:
+            data_preprocessor = dict(type="BaseDataPreprocessor")
+        if isinstance(data_preprocessor, nn.Module):
+            self.data_preprocessor = data_preprocessor
+        elif isinstance(data_preprocessor, Mapping):
+            self.data_preprocessor = MODELS.build(data_preprocessor)
+        else:
+            raise TypeError(
+                "data_preprocessor must be a config dict (e.g. dict(type='ImgDataPreprocessor', "
+                f"...)) or an nn.Module, but got {type(data_preprocessor).__name__}"
+            )
+
+    @abstractmethod
+    def forward(self, inputs: Any, data_samples: Any = None, mode: str = "tensor") -> Any:
+        """Raw outputs (``'tensor'``), a dict of losses (``'loss'``) or predictions
+        (``'predict'``) for a preprocessed batch."""
+
+    def train_step(self, data: Any, optim_wrapper: Any) -> dict[str, torch.Tensor]:
+        """One optimisation step on a batch; returns the log variables (detached 0-dim tensors,
+        ``'loss'`` first).
+
+        Preprocesses and runs ``forward(mode='loss')`` inside ``optim_wrapper.optim_context``
+        (autocast, no gradient sync on accumulation steps), sums the losses with
+        ``parse_losses`` and hands the total to ``optim_wrapper.update_params``.
+        """
+        with optim_wrapper.optim_context(self):
+            data = self.data_preprocessor(data, True)
+            losses = self._run_forward(data, mode="loss")
+        loss, log_vars = self.parse_losses(losses)
+        optim_wrapper.update_params(loss)
+        return log_vars
+
+    def val_step(self, data: Any) -> Any:
+        """Predictions for a validation batch: what ``forward(mode='predict')`` returns."""
+        data = self.data_preprocessor(data, False)
+        return self._run_forward(data, mode="predict")
+
+    def test_step(self, data: Any) -> Any:
+        """Predictions for a test batch: what ``forward(mode='predict')`` returns."""
+        data = self.data_preprocessor(data, False)
+        return self._run_forward(data, mode="predict")
+
+    def parse_losses(self, losses: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Return the total loss (the sum of every entry whose key contains ``'loss'``) and the
+        log variables: ``'loss'`` (the total) first, then every entry in order, detached.
+
+        An entry is a tensor (averaged if it has more than one element) or a list of tensors
+        (the sum of their averages). Entries without ``'loss'`` in their key, such as an
+        accuracy, are logged but not optimised. Nothing is read back from the device.
+        """
+        if not isinstance(losses, Mapping):
+            raise TypeError(
+                f"{type(self).__name__}.forward(mode='loss') returned "
+                f"{type(losses).__name__}, but it must return a dict of loss tensors, "
+                "e.g. dict(loss=F.cross_entropy(logits, labels))"
+            )
+        values = {}
+        for name, value in losses.items():
+            if isinstance(value, torch.Tensor):
+                values[name] = value if value.dim() == 0 else value.mean()
+            elif isinstance(value, (list, tuple)) and value and _all_tensors(value):
+                values[name] = sum(item.mean() for item in value)
+            else:
+                raise TypeError(
+                    f"{type(self).__name__}.forward(mode='loss') returned a dict whose key "
+                    f"{name!r} holds {type(value).__name__}; every value must be a tensor or a "
+                    "list of tensors (keys containing 'loss' are summed into the loss, the "
+                    "others are only logged)"
+                )
+        loss_terms = [value for name, value in values.items() if "loss" in name]
+        if not loss_terms:
+            raise ValueError(
+                f"{type(self).__name__}.forward(mode='loss') returned keys {list(values)}, none "
+                "of which contains 'loss', so there is nothing to optimise"
+            )
+        loss = loss_terms[0] if len(loss_terms) == 1 else sum(loss_terms)
+        log_vars = {"loss": loss.detach()}
+        for name, value in values.items():
+            if name != "loss":
+                log_vars[name] = value.detach()
+        return loss, log_vars
+
+    def _run_forward(self, data: Any, mode: str) -> Any:
+        """Call the model on a preprocessed batch: ``self(**data)`` for a dict,
+        ``self(*data)`` for a list or tuple."""
+        if isinstance(data, Mapping):
+            return self(**data, mode=mode)
+        if isinstance(data, (list, tuple)):
+            return self(*data, mode=mode)
+        raise TypeError(
+            "the data preprocessor must return a dict (keyword arguments of forward) or a list "
+            f"or tuple (positional arguments), but returned {type(data).__name__}"
+        )
+
+
+def _all_tensors(items: list | tuple) -> bool:
+    return all(isinstance(item, torch.Tensor) for item in items)

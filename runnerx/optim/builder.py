@@ -1,0 +1,86 @@
+"""build_optim_wrapper: the ``optim_wrapper`` config (one optimizer or several) -> wrapper."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+from runnerx.optim.constructor import config_path, unwrap_model
+from runnerx.optim.optim_wrapper import OptimWrapper
+from runnerx.optim.optim_wrapper_dict import OptimWrapperDict
+from runnerx.registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS
+
+
+def build_optim_wrapper(model: nn.Module, cfg: Any) -> OptimWrapper:
+    """Build the optim wrapper that ``cfg`` (the ``optim_wrapper`` config) describes.
+
+    One optimizer: ``constructor`` (default ``'DefaultOptimWrapperConstructor'``) is built
+    with the rest of the config and ``paramwise_cfg``, then called with the model::
+
+        build_optim_wrapper(model, dict(optimizer=dict(type='SGD', lr=0.1)))
+
+    Several optimizers (no ``optimizer`` and no ``constructor`` key): one config, or one
+    built OptimWrapper, per sub-module of the model, named as the model's attribute; the
+    result is an :class:`OptimWrapperDict`::
+
+        dict(generator=dict(optimizer=dict(type='Adam', lr=2e-4)),
+             discriminator=dict(optimizer=dict(type='Adam', lr=1e-4)))
+
+    A custom ``constructor`` gets the whole config and decides alone. A built OptimWrapper
+    is returned as it is.
+    """
+    if isinstance(cfg, OptimWrapper):
+        return cfg
+    if not isinstance(cfg, Mapping):
+        raise TypeError(
+            f"optim_wrapper must be a config dict or an OptimWrapper, but got {type(cfg).__name__}"
+        )
+    where = config_path(cfg, "optim_wrapper")
+    cfg = dict(cfg)  # shallow, so nested configs still know their place for error messages
+    if isinstance(cfg.get("optimizer"), torch.optim.Optimizer):
+        return OPTIM_WRAPPERS.build({"type": "OptimWrapper", **cfg})
+    if "optimizer" in cfg or "constructor" in cfg:
+        constructor = OPTIM_WRAPPER_CONSTRUCTORS.build(
+            {
+                "type": cfg.pop("constructor", "DefaultOptimWrapperConstructor"),
+                "optim_wrapper_cfg": cfg,
+                "paramwise_cfg": cfg.pop("paramwise_cfg", None),
+            }
+        )
+        return constructor(model)
+    return _build_several(model, cfg, where)
+
+
+def _build_several(model: nn.Module, cfg: dict, where: str) -> OptimWrapperDict:
+    if (
+        not cfg
+        or "type" in cfg
+        or not all(isinstance(value, (Mapping, OptimWrapper)) for value in cfg.values())
+    ):
+        raise ValueError(
+            f"{where} has no 'optimizer' key (its keys: {', '.join(map(str, cfg)) or 'none'}). "
+            "Give one, e.g. optimizer=dict(type='SGD', lr=0.01), or, for several optimizers, "
+            "one config per sub-module: dict(generator=dict(optimizer=...), "
+            "discriminator=dict(optimizer=...))"
+        )
+    model = unwrap_model(model)
+    children = dict(model.named_children())
+    wrappers = {}
+    for name, sub_cfg in cfg.items():
+        if isinstance(sub_cfg, OptimWrapper):
+            wrappers[name] = sub_cfg
+        elif name not in children:
+            close = difflib.get_close_matches(str(name), list(children), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"{where}.{name} configures the optimizer of the sub-module {name!r}, but "
+                f"{type(model).__name__} has none by that name (it has: "
+                f"{', '.join(children) or 'no sub-modules'}).{hint}"
+            )
+        else:
+            wrappers[name] = build_optim_wrapper(children[name], sub_cfg)
+    return OptimWrapperDict(**wrappers)

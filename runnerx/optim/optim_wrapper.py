@@ -1,0 +1,249 @@
+"""OptimWrapper: turns a loss into a parameter update (accumulation, clipping, step, zero_grad)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+import torch
+from torch import nn
+
+from runnerx.optim.grad_clip import build_grad_clip
+from runnerx.registry import OPTIM_WRAPPERS
+
+_NO_CONTEXT = nullcontext()  # reusable: entering it does nothing
+_NO_KWARGS: Mapping[str, Any] = {}
+
+
+def current_message_hub() -> Any:
+    """The MessageHub of the current run (where the grad norm and loss scale are logged)."""
+    from runnerx.logging.message_hub import MessageHub
+
+    return MessageHub.get_current_instance()
+
+
+@OPTIM_WRAPPERS.register_module()
+class OptimWrapper:
+    """Updates the parameters from a loss: ``optim_wrapper.update_params(loss)``.
+
+    ``update_params`` divides the loss for gradient accumulation, runs backward, and on the
+    last micro-step of each accumulation window clips the gradients, steps the optimizer and
+    zeroes the gradients (``set_to_none=True``)::
+
+        optim_wrapper = dict(
+            type='OptimWrapper',
+            optimizer=dict(type='SGD', lr=0.01, momentum=0.9),
+            accumulative_counts=4,          # one update every 4 iterations
+            clip_grad=dict(max_norm=1.0),   # or dict(type='value', clip_value=0.5)
+        )
+
+    Accumulating N micro-batches gives the update of one batch N times larger: the loss is
+    divided by the length of the window, also for a last, shorter window at the end of the
+    run (``max_counts``) and of each epoch (``epoch_length``), which the train loop gives to
+    :meth:`initialize_count_status`. On non-final micro-steps, :meth:`optim_context` enters
+    ``model.no_sync()`` (DDP) so that gradients are only all-reduced once per window. The
+    grad norm (clipping by norm) goes to the MessageHub as ``'train/grad_norm'``, a tensor
+    read only when a log line is written.
+    """
+
+    def __init__(
+        self,
+        optimizer: torch.optim.Optimizer,
+        accumulative_counts: int = 1,
+        clip_grad: dict | None = None,
+    ) -> None:
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(
+                "optim_wrapper.optimizer must be a torch.optim.Optimizer (or a config dict "
+                f"built into one), but got {type(optimizer).__name__}"
+            )
+        if (
+            not isinstance(accumulative_counts, int)
+            or isinstance(accumulative_counts, bool)
+            or accumulative_counts < 1
+        ):
+            raise ValueError(
+                "optim_wrapper.accumulative_counts must be an int >= 1 (the number of "
+                f"iterations whose gradients make one update), but got {accumulative_counts!r}"
+            )
+        self.optimizer = optimizer
+        self._accumulative_counts = accumulative_counts
+        self._inner_count = 0
+        self._max_counts = -1  # unknown until initialize_count_status
+        self._epoch_length: int | None = None
+        self._clip_grad_cfg = clip_grad
+        self._clip_fn, self.clip_grad_kwargs = build_grad_clip(clip_grad)
+        self._clip_params: list[torch.Tensor] = []
+        self.message_hub = None
+        if self._clip_fn is not None:
+            self._clip_params = [
+                param
+                for group in optimizer.param_groups
+                for param in group["params"]
+                if param.requires_grad
+            ]
+            if "max_norm" in self.clip_grad_kwargs:
+                self.message_hub = current_message_hub()
+
+    # ------------------------------------------------------------------ the update
+
+    def update_params(
+        self,
+        loss: torch.Tensor,
+        step_kwargs: dict | None = None,
+        zero_kwargs: dict | None = None,
+    ) -> None:
+        """Backward ``loss`` (divided for accumulation); step and zero_grad when a window ends."""
+        loss = self.scale_loss(loss)
+        self.backward(loss)
+        if self.should_update():
+            self.step(**(step_kwargs or _NO_KWARGS))
+            self.zero_grad(**(zero_kwargs or _NO_KWARGS))
+
+    def backward(self, loss: torch.Tensor, **kwargs: Any) -> None:
+        """``loss.backward(**kwargs)``, counting one micro-step."""
+        loss.backward(**kwargs)
+        self._inner_count += 1
+
+    def step(self, **kwargs: Any) -> None:
+        """Clip the gradients (if configured), then ``optimizer.step(**kwargs)``."""
+        if self._clip_fn is not None:
+            self._clip_grad()
+        self.optimizer.step(**kwargs)
+
+    def zero_grad(self, **kwargs: Any) -> None:
+        """``optimizer.zero_grad(**kwargs)`` (torch's default sets the gradients to None)."""
+        self.optimizer.zero_grad(**kwargs)
+
+    def _clip_grad(self) -> None:
+        norm = self._clip_fn(self._clip_params)
+        if norm is not None:  # clipping by value returns nothing
+            self.message_hub.update_scalar("train/grad_norm", norm)
+
+    def optim_context(self, model: nn.Module) -> AbstractContextManager:
+        """The context to run the forward pass in: ``model.no_sync()`` on a micro-step
+        whose gradients need no all-reduce yet (DDP with accumulation), else nothing."""
+        if self._accumulative_counts > 1 and not self.should_sync() and hasattr(model, "no_sync"):
+            return model.no_sync()
+        return _NO_CONTEXT
+
+    # ----------------------------------------------------------- gradient accumulation
+
+    def initialize_count_status(
+        self,
+        model: nn.Module,
+        init_counts: int,
+        max_counts: int,
+        epoch_length: int | None = None,
+    ) -> None:
+        """Say where training starts and ends (in iterations) so accumulation windows fit.
+
+        ``init_counts`` is the number of iterations already done (non-zero on resume),
+        ``max_counts`` the total; with ``epoch_length`` (iterations per epoch) windows
+        restart at every epoch boundary. The train loop calls this before training.
+        """
+        for name, value in (("init_counts", init_counts), ("max_counts", max_counts)):
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an int >= 0, but got {value!r}")
+        if epoch_length is not None and (not isinstance(epoch_length, int) or epoch_length < 1):
+            raise ValueError(f"epoch_length must be None or an int >= 1, got {epoch_length!r}")
+        self._inner_count = init_counts
+        self._max_counts = max_counts
+        self._epoch_length = epoch_length
+        if self._accumulative_counts == 1:
+            return
+        if init_counts < max_counts and self._window(init_counts)[0] != init_counts:
+            warnings.warn(
+                f"training resumes at iteration {init_counts}, inside a gradient accumulation "
+                f"window of {self._accumulative_counts} iterations: the gradients of the "
+                "window's earlier iterations were not saved, so its update uses fewer samples",
+                stacklevel=2,
+            )
+        if any(isinstance(module, nn.modules.batchnorm._BatchNorm) for module in model.modules()):
+            warnings.warn(
+                "the model has BatchNorm layers: with gradient accumulation they see the small "
+                "micro-batches, so results can differ slightly from one large batch",
+                stacklevel=2,
+            )
+
+    def _window(self, count: int) -> tuple[int, int]:
+        """``[start, end)`` of the accumulation window of the micro-step with index ``count``."""
+        n = self._accumulative_counts
+        epoch_start, end_limit = 0, None
+        if self._epoch_length is not None:
+            epoch_start = count - count % self._epoch_length
+            end_limit = epoch_start + self._epoch_length
+        if count < self._max_counts:
+            end_limit = self._max_counts if end_limit is None else min(end_limit, self._max_counts)
+        start = epoch_start + (count - epoch_start) // n * n
+        end = start + n
+        return start, end if end_limit is None else min(end, end_limit)
+
+    def should_update(self) -> bool:
+        """Whether the micro-step just backwarded ends its window (so the optimizer steps)."""
+        if self._accumulative_counts == 1:
+            return True
+        count = self._inner_count
+        return count > 0 and self._window(count - 1)[1] == count
+
+    def should_sync(self) -> bool:
+        """Whether the coming micro-step ends its window (so DDP must all-reduce)."""
+        if self._accumulative_counts == 1:
+            return True
+        return self._window(self._inner_count)[1] == self._inner_count + 1
+
+    def scale_loss(self, loss: torch.Tensor) -> torch.Tensor:
+        """``loss`` divided by the length of the coming micro-step's accumulation window."""
+        if self._accumulative_counts == 1:
+            return loss
+        start, end = self._window(self._inner_count)
+        return loss if end - start == 1 else loss / (end - start)
+
+    @property
+    def inner_count(self) -> int:
+        """The number of micro-steps (iterations) backwarded so far."""
+        return self._inner_count
+
+    # ------------------------------------------------------------- optimizer access
+
+    @property
+    def param_groups(self) -> list[dict]:
+        """The optimizer's param groups (schedulers change ``lr`` and friends here)."""
+        return self.optimizer.param_groups
+
+    @property
+    def defaults(self) -> dict:
+        """The optimizer's default options."""
+        return self.optimizer.defaults
+
+    def get_lr(self) -> dict[str, list[float]]:
+        """``{'lr': [lr of each param group]}``."""
+        return {"lr": [group["lr"] for group in self.optimizer.param_groups]}
+
+    def get_momentum(self) -> dict[str, list[float]]:
+        """``{'momentum': [...]}``: each group's momentum, or ``betas[0]`` (Adam), else 0."""
+        momentum = []
+        for group in self.optimizer.param_groups:
+            if "momentum" in group:
+                momentum.append(group["momentum"])
+            elif "betas" in group:
+                momentum.append(group["betas"][0])
+            else:
+                momentum.append(0)
+        return {"momentum": momentum}
+
+    def state_dict(self) -> dict:
+        """The optimizer's state dict (what a checkpoint saves as ``'optimizer'``)."""
+        return self.optimizer.state_dict()
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a state dict made by :meth:`state_dict`."""
+        self.optimizer.load_state_dict(state_dict)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(accumulative_counts={self._accumulative_counts}, "
+            f"clip_grad={self._clip_grad_cfg!r})\noptimizer: {self.optimizer!r}"
+        )

@@ -1,0 +1,170 @@
+"""``paramwise_cfg``: per-parameter learning rate and weight decay rules (MMEngine's rules).
+
+::
+
+    paramwise_cfg = dict(
+        custom_keys={'backbone': dict(lr_mult=0.1), 'head.fc': dict(decay_mult=0.0)},
+        bias_lr_mult=2.0, bias_decay_mult=0.0, norm_decay_mult=0.0,
+        dwconv_decay_mult=0.0, flat_decay_mult=0.0, bypass_duplicate=False)
+
+A parameter whose name contains a ``custom_keys`` key takes that key's settings (the longest
+matching key wins, ties alphabetically) and no other rule. Otherwise a bias (not of a norm
+layer) takes ``bias_lr_mult``, and the weight decay multiplier is the first that applies of:
+norm layer, bias, depthwise conv, any other 1-D parameter. Parameters with
+``requires_grad=False`` are left out; parameters with the same settings share a param group.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from torch import nn
+
+# MMEngine's norm layers, plus RMSNorm (torch >= 2.4)
+_NORM_TYPES = (
+    nn.modules.batchnorm._BatchNorm,
+    nn.modules.instancenorm._InstanceNorm,
+    nn.GroupNorm,
+    nn.LayerNorm,
+    *((nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ()),
+)
+_DECAY_MULTS = ("norm_decay_mult", "bias_decay_mult", "dwconv_decay_mult", "flat_decay_mult")
+PARAMWISE_KEYS = ("custom_keys", "bias_lr_mult", *_DECAY_MULTS, "bypass_duplicate")
+# accepted for MMEngine configs; it scales mmcv's deformable-conv offsets, which runnerx lacks
+_IGNORED_KEYS = ("dcn_offset_lr_mult",)
+
+logger = logging.getLogger(__name__)
+
+
+def check_paramwise_cfg(paramwise_cfg: Any, base_lr: Any, base_wd: Any) -> None:
+    """Raise a clear error for a ``paramwise_cfg`` the rules cannot apply."""
+    where = "optim_wrapper.paramwise_cfg"
+    if not isinstance(paramwise_cfg, Mapping):
+        raise TypeError(f"{where} must be a dict, but got {type(paramwise_cfg).__name__}")
+    for key in paramwise_cfg:
+        if key not in PARAMWISE_KEYS and key not in _IGNORED_KEYS:
+            close = difflib.get_close_matches(str(key), PARAMWISE_KEYS, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"{where} has an unknown key {key!r}; the keys are {', '.join(PARAMWISE_KEYS)}."
+                f"{hint}"
+            )
+    needs_wd = [key for key in _DECAY_MULTS if paramwise_cfg.get(key) is not None]
+    needs_lr = ["bias_lr_mult"] if paramwise_cfg.get("bias_lr_mult") is not None else []
+    custom_keys = paramwise_cfg.get("custom_keys", {})
+    if not isinstance(custom_keys, Mapping):
+        raise TypeError(f"{where}.custom_keys must be a dict of dicts, got {custom_keys!r}")
+    for key, settings in custom_keys.items():
+        if not isinstance(settings, Mapping):
+            raise TypeError(
+                f"{where}.custom_keys[{key!r}] must be a dict such as dict(lr_mult=0.1, "
+                f"decay_mult=0.0), but got {settings!r}"
+            )
+        needs_wd += [f"custom_keys[{key!r}].decay_mult"] if "decay_mult" in settings else []
+        needs_lr += [f"custom_keys[{key!r}].lr_mult"] if "lr_mult" in settings else []
+    for needs, base, option in ((needs_wd, base_wd, "weight_decay"), (needs_lr, base_lr, "lr")):
+        if needs and base is None:
+            raise ValueError(
+                f"{where}.{needs[0]} multiplies optim_wrapper.optimizer.{option}, which is not "
+                f"set; give the optimizer config a {option}"
+            )
+    for key in _IGNORED_KEYS:
+        if key in paramwise_cfg:
+            warnings.warn(
+                f"{where}.{key} is ignored: it applies to mmcv's deformable convolutions",
+                stacklevel=3,
+            )
+
+
+def paramwise_groups(
+    model: nn.Module, paramwise_cfg: Mapping[str, Any], base_lr: Any, base_wd: Any
+) -> list[dict]:
+    """The param groups of ``model``'s trainable parameters under ``paramwise_cfg``'s rules."""
+    custom_keys = paramwise_cfg.get("custom_keys", {})
+    sorted_keys = sorted(sorted(custom_keys), key=len, reverse=True)
+    bypass_duplicate = paramwise_cfg.get("bypass_duplicate", False)
+    groups: list[tuple[dict, list, list]] = []  # (options, params, names)
+    seen: dict[int, str] = {}
+    matched: set[str] = set()
+    for module_name, module in model.named_modules(remove_duplicate=False):
+        for name, param in module.named_parameters(recurse=False):
+            full_name = f"{module_name}.{name}" if module_name else name
+            matched.update(key for key in custom_keys if key in full_name)
+            if id(param) in seen:
+                if not bypass_duplicate:
+                    raise ValueError(
+                        f"parameter {full_name!r} is the same tensor as {seen[id(param)]!r} "
+                        "(shared weights); set optim_wrapper.paramwise_cfg.bypass_duplicate="
+                        "True to optimize it once"
+                    )
+                warnings.warn(
+                    f"{full_name!r} is skipped: it is the same parameter as "
+                    f"{seen[id(param)]!r} (paramwise_cfg.bypass_duplicate=True)",
+                    stacklevel=3,
+                )
+                continue
+            seen[id(param)] = full_name
+            if not param.requires_grad:
+                continue
+            key = next((key for key in sorted_keys if key in full_name), None)
+            if key is not None:
+                options = _custom_options(custom_keys[key], base_lr, base_wd)
+            else:
+                options = _rule_options(paramwise_cfg, module, name, param.ndim, base_lr, base_wd)
+            _add_to_group(groups, options, param, full_name)
+    unmatched = [key for key in custom_keys if key not in matched]
+    if unmatched:
+        warnings.warn(
+            f"optim_wrapper.paramwise_cfg.custom_keys {unmatched} match no parameter name of "
+            f"{type(model).__name__}, so they change nothing",
+            stacklevel=3,
+        )
+    for options, params, names in groups:
+        logger.debug("param group %s: %d parameters %s", options, len(params), names)
+    return [{"params": params, **options} for options, params, _ in groups]
+
+
+def _custom_options(settings: Mapping[str, Any], base_lr: Any, base_wd: Any) -> dict:
+    options = {}
+    if base_lr is not None:
+        options["lr"] = base_lr * settings.get("lr_mult", 1.0)
+    if base_wd is not None:
+        options["weight_decay"] = base_wd * settings.get("decay_mult", 1.0)
+    options.update(settings)  # kept in the group, as MMEngine does (lr_mult, decay_mult, ...)
+    return options
+
+
+def _rule_options(
+    cfg: Mapping[str, Any], module: nn.Module, name: str, ndim: int, base_lr: Any, base_wd: Any
+) -> dict:
+    is_norm = isinstance(module, _NORM_TYPES)
+    is_bias = name == "bias"
+    options = {}
+    if is_bias and not is_norm and cfg.get("bias_lr_mult") is not None:
+        options["lr"] = base_lr * cfg["bias_lr_mult"]
+    if base_wd is None:
+        return options
+    is_dwconv = isinstance(module, nn.Conv2d) and module.in_channels == module.groups
+    for applies, key in (
+        (is_norm, "norm_decay_mult"),
+        (is_bias, "bias_decay_mult"),
+        (is_dwconv, "dwconv_decay_mult"),
+        (ndim == 1, "flat_decay_mult"),
+    ):
+        if applies and cfg.get(key) is not None:
+            options["weight_decay"] = base_wd * cfg[key]
+            break
+    return options
+
+
+def _add_to_group(groups: list[tuple[dict, list, list]], options: dict, param, name: str) -> None:
+    for group_options, params, names in groups:
+        if group_options == options:
+            params.append(param)
+            names.append(name)
+            return
+    groups.append((options, [param], [name]))

@@ -1,0 +1,194 @@
+"""build_param_schedulers: the ``param_scheduler`` config, as MMEngine reads it, to schedulers."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+from runnerx.optim.scheduler.param_scheduler import INF, named_optim_wrappers
+from runnerx.registry import PARAM_SCHEDULERS, DefaultScope, NotRegisteredError, RegistryKeyError
+
+
+def build_param_schedulers(
+    cfg: Any,
+    optim_wrapper: Any,
+    epoch_length: int | None = None,
+    *,
+    max_epochs: int | None = None,
+    max_iters: int | None = None,
+) -> list | dict[str, list]:
+    """Build the schedulers of ``param_scheduler`` for ``optim_wrapper``.
+
+    ``cfg`` is one scheduler config, a list of them, or built schedulers (kept as they are);
+    None gives none. An entry without ``by_epoch`` is epoch-based, as in MMEngine. With
+    ``convert_to_iter_based=True`` an epoch-based entry is built as the per-iteration
+    schedule ``build_iter_from_epoch`` makes, which needs ``epoch_length`` (iterations per
+    epoch). ``max_epochs`` / ``max_iters`` (the train loop's) are the default ``end`` of
+    epoch- / iteration-based entries, as the MMEngine Runner sets them::
+
+        param_scheduler = [
+            dict(type='LinearLR', start_factor=0.001, by_epoch=False, begin=0, end=500),
+            dict(type='CosineAnnealingLR', by_epoch=True, begin=1, end=12,
+                 convert_to_iter_based=True),
+        ]
+
+    Returns a list; for an OptimWrapperDict, a dict of lists by optimizer name: ``cfg`` may
+    then be keyed by those names (``dict(generator=[...], discriminator=[...])``), or be one
+    config that each optimizer gets its own copy of.
+    """
+    build = partial(
+        _build_list,
+        epoch_length=epoch_length,
+        default_ends=(max_epochs, max_iters),
+    )
+    wrappers = named_optim_wrappers(optim_wrapper)
+    keyed = isinstance(cfg, Mapping) and "type" not in cfg
+    if wrappers is None:
+        if keyed:
+            raise RegistryKeyError(
+                f"param_scheduler has no 'type' (its keys: {', '.join(map(str, cfg))}); a dict "
+                "without 'type' maps optimizer names to schedulers, but there is one optimizer"
+            )
+        return build(cfg, optim_wrapper, "param_scheduler")
+    if not keyed:
+        if len(wrappers) > 1 and any(_is_built(entry) for entry in _entries_of(cfg)):
+            raise ValueError(
+                "param_scheduler holds a built scheduler, which drives one optimizer, but is "
+                f"shared by the optimizers {', '.join(map(repr, wrappers))}; key it by optimizer "
+                "name instead"
+            )
+        return {name: build(cfg, wrapper, "param_scheduler") for name, wrapper in wrappers.items()}
+    _check_optimizer_names(cfg, wrappers)
+    return {
+        name: build(cfg[name], wrapper, f"param_scheduler[{name!r}]")
+        for name, wrapper in wrappers.items()
+    }
+
+
+def _check_optimizer_names(cfg: Mapping, wrappers: dict) -> None:
+    for key in cfg:
+        if key not in wrappers:
+            close = difflib.get_close_matches(str(key), list(wrappers), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise RegistryKeyError(
+                f"param_scheduler[{key!r}]: there is no optimizer {key!r} (the optimizers: "
+                f"{', '.join(map(repr, wrappers))}){hint}"
+            )
+    for name in wrappers:
+        if name not in cfg:
+            raise RegistryKeyError(
+                f"param_scheduler has no entry for optimizer {name!r}: it is keyed by optimizer "
+                "name, so give every optimizer one (an empty list for none)"
+            )
+
+
+def _entries_of(cfg: Any) -> list:
+    return list(cfg) if isinstance(cfg, (list, tuple)) else [cfg]
+
+
+def _is_built(entry: Any) -> bool:
+    return not isinstance(entry, Mapping) and callable(getattr(entry, "step", None))
+
+
+def _build_list(
+    cfg: Any, optim_wrapper: Any, where: str, epoch_length: int | None, default_ends: tuple
+) -> list:
+    if cfg is None:
+        return []
+    if isinstance(cfg, Mapping) or _is_built(cfg):
+        entries = [(where, cfg)]
+    elif isinstance(cfg, (list, tuple)):
+        entries = [(f"{where}[{index}]", entry) for index, entry in enumerate(cfg)]
+    else:
+        raise TypeError(
+            f"{where} must be a scheduler config (a dict with 'type'), a list of them or built "
+            f"schedulers, but got {type(cfg).__name__}: {cfg!r}"
+        )
+    schedulers = []
+    for label, entry in entries:
+        if _is_built(entry):
+            schedulers.append(entry)
+        elif isinstance(entry, Mapping):
+            schedulers.append(_build_one(entry, optim_wrapper, label, epoch_length, default_ends))
+        else:
+            raise TypeError(
+                f"{label} must be a scheduler config (a dict with 'type') or a built scheduler, "
+                f"but got {type(entry).__name__}: {entry!r}"
+            )
+    return schedulers
+
+
+def _build_one(
+    entry: Mapping, optim_wrapper: Any, where: str, epoch_length: int | None, default_ends: tuple
+) -> Any:
+    args = dict(entry)
+    if "type" not in args:
+        raise RegistryKeyError(
+            f"{where} has no 'type' (its keys: {', '.join(map(str, args)) or 'none'}); name a "
+            "scheduler, e.g. type='CosineAnnealingLR'"
+        )
+    type_value = args.pop("type")
+    shown = f"{where} (type={type_value!r})" if isinstance(type_value, str) else where
+    scheduler_class = _scheduler_class(type_value, args.pop("_scope_", None), where)
+    convert = args.pop("convert_to_iter_based", False)
+    epoch_length = args.pop("epoch_length", epoch_length)
+    by_epoch = args.get("by_epoch", True)
+    default_end = default_ends[0] if by_epoch else default_ends[1]
+    if default_end is not None:
+        args.setdefault("end", default_end)
+    begin, end = args.get("begin", 0), args.get("end", INF)
+    if not begin < end:
+        raise ValueError(
+            f"{shown}: begin must be smaller than end, but got begin={begin}, end={end}"
+        )
+    build = scheduler_class
+    if convert:
+        if not by_epoch:
+            raise ValueError(
+                f"{shown}: convert_to_iter_based=True turns an epoch-based schedule into a "
+                "per-iteration one, but this entry has by_epoch=False; drop one of the two"
+            )
+        if epoch_length is None:
+            raise ValueError(
+                f"{shown}: convert_to_iter_based=True needs epoch_length (iterations per epoch) "
+                "to count its epochs in iterations; pass epoch_length= (the Runner passes "
+                "len(train_dataloader))"
+            )
+        build = partial(scheduler_class.build_iter_from_epoch, epoch_length=epoch_length)
+    args.setdefault("optimizer", optim_wrapper)
+    try:
+        return build(**args)
+    except Exception as err:
+        raise _with_where(err, shown) from err
+
+
+def _scheduler_class(type_value: Any, scope: str | None, where: str) -> Any:
+    """Look ``type`` up as a build would: the default scope's registry first, then the root."""
+    if not isinstance(type_value, str):
+        if isinstance(type_value, type):
+            return type_value
+        raise TypeError(f"{where}: type must be a registered name or a class, not {type_value!r}")
+    with DefaultScope.overwrite_default_scope(scope):
+        current = DefaultScope.get_current_instance()
+        scoped = PARAM_SCHEDULERS.registry_for_scope(current.scope_name) if current else None
+        registries = [PARAM_SCHEDULERS]
+        if scoped is not None and scoped is not PARAM_SCHEDULERS:
+            registries.insert(0, scoped)
+        for registry in registries:
+            found = registry.get(type_value)
+            if found is not None:
+                return found
+    raise RegistryKeyError(f"{where}: {NotRegisteredError(type_value, registries)}")
+
+
+def _with_where(err: Exception, shown: str) -> Exception:
+    """``err`` with ``shown`` in front of its message: the same type where it can be made."""
+    message = f"{shown}: {err}"
+    if isinstance(err, KeyError):
+        return RegistryKeyError(message)
+    try:
+        return type(err)(message)
+    except Exception:
+        return RuntimeError(f"{shown}: {type(err).__name__}: {err}")

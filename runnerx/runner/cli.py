@@ -1,0 +1,57 @@
+"""What tools/train.py and tools/test.py share: common flags, config loading, runner choice."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from runnerx.config import Config, DictAction
+
+
+def add_common_args(parser: argparse.ArgumentParser) -> None:
+    """``--work-dir``, ``--cfg-options`` and ``--launcher`` as OpenMMLab tools have them."""
+    parser.add_argument("--work-dir", help="the dir to save logs, checkpoints and metrics")
+    parser.add_argument(
+        "--cfg-options",
+        nargs="+",
+        action=DictAction,
+        help="override config values: key=value pairs with dotted keys, e.g. "
+        "optim_wrapper.optimizer.lr=0.01 train_cfg.max_epochs=3",
+    )
+    parser.add_argument(
+        "--launcher",
+        choices=["none", "pytorch", "slurm", "mpi"],
+        default="none",
+        help="job launcher",
+    )
+    parser.add_argument("--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS)
+
+
+def load_config(args: argparse.Namespace) -> Config:
+    """The config with the common flags applied (work dir: flag, else config, else
+    ``./work_dirs/<config name>``)."""
+    os.environ.setdefault("LOCAL_RANK", str(args.local_rank))
+    cfg = Config.fromfile(args.config)
+    cfg.launcher = args.launcher
+    if args.cfg_options:
+        cfg.merge_from_dict(args.cfg_options, source="--cfg-options")
+    if args.work_dir is not None:
+        cfg.work_dir = args.work_dir
+    elif cfg.get("work_dir") is None:
+        stem = os.path.splitext(os.path.basename(args.config))[0]
+        cfg.work_dir = os.path.join("./work_dirs", stem)
+    return cfg
+
+
+def build_runner(cfg: Config) -> Any:
+    """``Runner.from_cfg(cfg)``, or the registered ``runner_type`` the config names."""
+    from runnerx.registry import RUNNERS
+    from runnerx.runner import Runner
+
+    if "runner_type" not in cfg:
+        return Runner.from_cfg(cfg)
+    runner_class = RUNNERS.get(cfg.runner_type)
+    if runner_class is None:
+        raise KeyError(f"runner_type={cfg.runner_type!r} is not a registered runner")
+    return runner_class.from_cfg(cfg)

@@ -1,0 +1,103 @@
+"""The process environment of a run: random seeds, multiprocessing, cuDNN, version info.
+
+.. code-block:: python
+
+    randomness = dict(seed=0, deterministic=False, diff_rank_seed=False)
+    env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'), dist_cfg=dict())
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+
+from runnerx.dist import broadcast_object, get_rank
+
+ENV_CFG_KEYS = ("cudnn_benchmark", "mp_cfg", "dist_cfg", "resource_limit")
+RANDOMNESS_KEYS = ("seed", "deterministic", "diff_rank_seed")
+
+
+def check_keys(cfg: dict, allowed: tuple[str, ...], name: str) -> None:
+    """Refuse keys a config dict should not have, naming the closest allowed one."""
+    import difflib
+
+    for key in cfg:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise KeyError(f"{name}.{key} is not a known key (known: {', '.join(allowed)}){hint}")
+
+
+def set_random_seed(
+    seed: int | None = None, deterministic: bool = False, diff_rank_seed: bool = False
+) -> int:
+    """Seed python, numpy and torch on every rank and return the seed used.
+
+    ``seed=None`` draws one on rank 0 and shares it, so all ranks agree; ``diff_rank_seed``
+    adds the rank so that ranks differ; ``deterministic`` asks torch for deterministic
+    algorithms (slower) and turns cuDNN benchmarking off.
+    """
+    if seed is None:
+        seed = broadcast_object(random.randint(0, 2**31 - 1))
+    if diff_rank_seed:
+        seed += get_rank()
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.deterministic = True
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    return seed
+
+
+def setup_env(env_cfg: dict) -> None:
+    """Apply ``env_cfg``: multiprocessing start method, cuDNN benchmarking, thread limits."""
+    check_keys(env_cfg, ENV_CFG_KEYS, "env_cfg")
+    if env_cfg.get("cudnn_benchmark"):
+        torch.backends.cudnn.benchmark = True
+    mp_cfg = dict(env_cfg.get("mp_cfg") or {})
+    start_method = mp_cfg.pop("mp_start_method", None)
+    if start_method is not None and sys.platform != "win32":
+        import torch.multiprocessing as mp
+
+        current = mp.get_start_method(allow_none=True)
+        if current not in (None, start_method):
+            warnings.warn(
+                f"env_cfg.mp_cfg.mp_start_method={start_method!r} differs from the start method "
+                f"already set ({current!r}); keeping {current!r}.",
+                stacklevel=2,
+            )
+        else:
+            mp.set_start_method(start_method, force=True)
+    threads = mp_cfg.pop("opencv_num_threads", None)
+    if threads is not None:
+        os.environ.setdefault("OPENCV_NUM_THREADS", str(threads))
+    if mp_cfg:
+        check_keys(mp_cfg, ("mp_start_method", "opencv_num_threads"), "env_cfg.mp_cfg")
+
+
+def environment_summary() -> dict[str, Any]:
+    """Versions and devices worth having at the top of every log."""
+    from runnerx.version import __version__
+
+    summary = {
+        "Python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "PyTorch": torch.__version__,
+        "runnerx": __version__,
+        "CUDA available": torch.cuda.is_available(),
+        "CPU threads": torch.get_num_threads(),
+    }
+    if torch.cuda.is_available():
+        summary["GPU"] = torch.cuda.get_device_name(0)
+        summary["CUDA"] = torch.version.cuda
+    return summary

@@ -1,0 +1,265 @@
+"""The loops: epoch- and iteration-based training, validation and test.
+
+``train_cfg=dict(by_epoch=True, max_epochs=12, val_interval=1)`` picks EpochBasedTrainLoop,
+``train_cfg=dict(by_epoch=False, max_iters=10000, val_interval=1000)`` IterBasedTrainLoop, and
+``type=...`` any registered loop. The per-iteration path is short on purpose: hooks are called
+through lists prepared once (only hooks that implement a point are on its list), and the
+model is put in train mode once per epoch, not per iteration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from runnerx.logging import ProgressBar
+from runnerx.registry import LOOPS
+
+_UNSET = object()
+
+
+def build_train_loop(runner: Any, dataloader: Any, loop_cfg: dict) -> Any:
+    """The training loop ``train_cfg`` asks for: ``type=...`` or ``by_epoch=True/False``."""
+    loop_cfg = dict(loop_cfg)
+    if "type" in loop_cfg:
+        return LOOPS.build(loop_cfg, default_args={"runner": runner, "dataloader": dataloader})
+    by_epoch = loop_cfg.pop("by_epoch", _UNSET)
+    if by_epoch is _UNSET:
+        raise KeyError("train_cfg needs type=... or by_epoch=True/False")
+    loop = EpochBasedTrainLoop if by_epoch else IterBasedTrainLoop
+    return loop(runner, dataloader, **loop_cfg)
+
+
+def build_eval_loop(
+    runner: Any, dataloader: Any, loop_cfg: dict, evaluator: Any, default: type
+) -> Any:
+    """The val/test loop ``val_cfg`` / ``test_cfg`` asks for (``default`` when no type)."""
+    loop_cfg = dict(loop_cfg)
+    if "type" in loop_cfg:
+        defaults = {"runner": runner, "dataloader": dataloader, "evaluator": evaluator}
+        return LOOPS.build(loop_cfg, default_args=defaults)
+    return default(runner, dataloader, evaluator, **loop_cfg)
+
+
+class BaseLoop:
+    """A loop over one dataloader, run by a Runner."""
+
+    mode = "train"
+
+    def __init__(self, runner: Any, dataloader: Any) -> None:
+        self.runner = runner
+        self.dataloader = runner.build_dataloader(dataloader, cfg_key=f"{self.mode}_dataloader")
+
+
+class _TrainLoop(BaseLoop):
+    """What the two training loops share: counters, stopping, validation, one iteration."""
+
+    def __init__(self, runner: Any, dataloader: Any, val_begin: int, val_interval: int) -> None:
+        super().__init__(runner, dataloader)
+        self._epoch = 0
+        self._iter = 0
+        self.val_begin = val_begin
+        self.val_interval = val_interval
+        self.stop_training = False
+
+    @property
+    def epoch(self) -> int:
+        """Finished epochs."""
+        return self._epoch
+
+    @property
+    def iter(self) -> int:
+        """Finished iterations."""
+        return self._iter
+
+    def run_iter(self, idx: int, data_batch: Any) -> None:
+        """One training iteration: hooks before, ``train_step``, hooks after."""
+        runner = self.runner
+        for hook in self._before_iter:
+            hook(runner, idx, data_batch)
+        outputs = runner.model.train_step(data_batch, optim_wrapper=runner.optim_wrapper)
+        for hook in self._after_iter:
+            hook(runner, idx, data_batch, outputs)
+        self._iter += 1
+
+    def _prepare(self) -> None:
+        self._before_iter = self.runner.hook_methods("before_train_iter")
+        self._after_iter = self.runner.hook_methods("after_train_iter")
+
+    def _validate(self) -> None:
+        val_loop = self.runner.val_loop
+        if val_loop is not None:
+            val_loop.run()
+            self.runner.model.train()
+
+
+@LOOPS.register_module()
+class EpochBasedTrainLoop(_TrainLoop):
+    """Train for ``max_epochs`` passes over the data, validating every ``val_interval`` epochs
+    from epoch ``val_begin`` on (and after the last epoch)."""
+
+    def __init__(
+        self,
+        runner: Any,
+        dataloader: Any,
+        max_epochs: int,
+        val_begin: int = 1,
+        val_interval: int = 1,
+    ) -> None:
+        super().__init__(runner, dataloader, val_begin, val_interval)
+        if not isinstance(max_epochs, int) or max_epochs < 1:
+            raise ValueError(f"train_cfg.max_epochs must be a positive int, got {max_epochs!r}")
+        self._max_epochs = max_epochs
+        self._max_iters = max_epochs * len(self.dataloader)
+
+    @property
+    def max_epochs(self) -> int:
+        """The number of epochs to train."""
+        return self._max_epochs
+
+    @property
+    def max_iters(self) -> int:
+        """The number of iterations the whole run takes."""
+        return self._max_iters
+
+    def run(self) -> torch.nn.Module:
+        """Train until ``max_epochs`` (or until a hook sets ``stop_training``)."""
+        runner = self.runner
+        self._prepare()
+        runner.call_hook("before_train")
+        while self._epoch < self._max_epochs and not self.stop_training:
+            self.run_epoch()
+            if self._epoch >= self.val_begin and (
+                self._epoch % self.val_interval == 0 or self._epoch == self._max_epochs
+            ):
+                self._validate()
+        runner.call_hook("after_train")
+        return runner.model
+
+    def run_epoch(self) -> None:
+        """One pass over the training data."""
+        runner = self.runner
+        runner.call_hook("before_train_epoch")
+        runner.model.train()
+        for idx, data_batch in enumerate(self.dataloader):
+            self.run_iter(idx, data_batch)
+            if self.stop_training:
+                break
+        runner.call_hook("after_train_epoch")
+        self._epoch += 1
+
+
+@LOOPS.register_module()
+class IterBasedTrainLoop(_TrainLoop):
+    """Train for ``max_iters`` iterations, cycling through the data, validating every
+    ``val_interval`` iterations from iteration ``val_begin`` on (and after the last one)."""
+
+    def __init__(
+        self,
+        runner: Any,
+        dataloader: Any,
+        max_iters: int,
+        val_begin: int = 1,
+        val_interval: int = 1000,
+    ) -> None:
+        super().__init__(runner, dataloader, val_begin, val_interval)
+        if not isinstance(max_iters, int) or max_iters < 1:
+            raise ValueError(f"train_cfg.max_iters must be a positive int, got {max_iters!r}")
+        self._max_iters = max_iters
+        self._max_epochs = 1
+
+    @property
+    def max_epochs(self) -> int:
+        """Always 1: an iteration-based run counts iterations, not epochs."""
+        return self._max_epochs
+
+    @property
+    def max_iters(self) -> int:
+        """The number of iterations to train."""
+        return self._max_iters
+
+    def run(self) -> torch.nn.Module:
+        """Train until ``max_iters`` (or until a hook sets ``stop_training``)."""
+        runner = self.runner
+        self._prepare()
+        runner.call_hook("before_train")
+        runner.call_hook("before_train_epoch")
+        runner.model.train()
+        batches = self._endless_batches()
+        while self._iter < self._max_iters and not self.stop_training:
+            self.run_iter(self._iter, next(batches))
+            if self._iter >= self.val_begin and (
+                self._iter % self.val_interval == 0 or self._iter == self._max_iters
+            ):
+                self._validate()
+        runner.call_hook("after_train_epoch")
+        runner.call_hook("after_train")
+        return runner.model
+
+    def _endless_batches(self) -> Iterator[Any]:
+        # Each new pass over a finite sampler gets the next epoch's order, as MMEngine does.
+        sampler = getattr(self.dataloader, "sampler", None)
+        while True:
+            yield from self.dataloader
+            self._epoch += 1
+            if hasattr(sampler, "set_epoch"):
+                sampler.set_epoch(self._epoch)
+
+
+class _EvalLoop(BaseLoop):
+    """What validation and test share: one pass in eval mode, then the evaluator."""
+
+    mode = "val"
+
+    def __init__(self, runner: Any, dataloader: Any, evaluator: Any, fp16: bool = False) -> None:
+        super().__init__(runner, dataloader)
+        self.evaluator = runner.build_evaluator(evaluator, key=f"{self.mode}_evaluator")
+        dataset = getattr(self.dataloader, "dataset", None)
+        if hasattr(dataset, "metainfo"):
+            self.evaluator.dataset_meta = dataset.metainfo
+        self.fp16 = fp16
+
+    def run(self) -> dict:
+        """Evaluate the model on the whole dataloader and return the metrics."""
+        runner, mode = self.runner, self.mode
+        runner.call_hook(f"before_{mode}")
+        runner.call_hook(f"before_{mode}_epoch")
+        runner.model.eval()
+        before = runner.hook_methods(f"before_{mode}_iter")
+        after = runner.hook_methods(f"after_{mode}_iter")
+        step = getattr(runner.model, f"{mode}_step")
+        bar = ProgressBar(len(self.dataloader))
+        with torch.no_grad(), self._autocast():
+            for idx, data_batch in enumerate(self.dataloader):
+                for hook in before:
+                    hook(runner, idx, data_batch)
+                outputs = step(data_batch)
+                self.evaluator.process(data_samples=outputs, data_batch=data_batch)
+                for hook in after:
+                    hook(runner, idx, data_batch, outputs)
+                bar.update()
+        bar.close()
+        metrics = self.evaluator.evaluate(len(self.dataloader.dataset))
+        runner.call_hook(f"after_{mode}_epoch", metrics=metrics)
+        runner.call_hook(f"after_{mode}")
+        return metrics
+
+    def _autocast(self) -> Any:
+        device = next(self.runner.unwrapped_model.parameters(), torch.empty(0)).device
+        return torch.autocast(device.type, dtype=torch.float16, enabled=self.fp16)
+
+
+@LOOPS.register_module()
+class ValLoop(_EvalLoop):
+    """Validation: ``val_cfg=dict()`` (``fp16=True`` evaluates under float16 autocast)."""
+
+    mode = "val"
+
+
+@LOOPS.register_module()
+class TestLoop(_EvalLoop):
+    """Test: ``test_cfg=dict()``."""
+
+    mode = "test"

@@ -1,0 +1,496 @@
+"""Runner: builds a training run from a config and runs it (orchestration only).
+
+.. code-block:: python
+
+    from runnerx import Config
+    from runnerx.runner import Runner
+
+    runner = Runner.from_cfg(Config.fromfile('configs/digits_convnet.py'))
+    runner.train()
+
+Everything is built by the concept it belongs to (``runnerx.data.build_dataloader``,
+``runnerx.optim.build_optim_wrapper``, ``runnerx.hooks.build_hooks``, ...); the Runner holds
+the results, calls the hooks and owns the work directory.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from typing import Any
+
+import torch
+from torch import nn
+
+from runnerx.config import Config, ConfigDict
+from runnerx.dist import broadcast_object, get_rank, get_world_size, is_distributed
+from runnerx.registry import MODELS, RUNNERS, VISUALIZERS, DefaultScope
+
+from .environment import (
+    RANDOMNESS_KEYS,
+    check_keys,
+    environment_summary,
+    set_random_seed,
+    setup_env,
+)
+from .loops import EpochBasedTrainLoop, TestLoop, ValLoop, build_eval_loop, build_train_loop
+
+
+@RUNNERS.register_module()
+class Runner:
+    """Runs training, validation and test from MMEngine's arguments (see ``from_cfg``)."""
+
+    def __init__(
+        self,
+        model: nn.Module | dict,
+        work_dir: str,
+        train_dataloader: Any = None,
+        val_dataloader: Any = None,
+        test_dataloader: Any = None,
+        train_cfg: dict | None = None,
+        val_cfg: dict | None = None,
+        test_cfg: dict | None = None,
+        auto_scale_lr: dict | None = None,
+        optim_wrapper: Any = None,
+        param_scheduler: Any = None,
+        val_evaluator: Any = None,
+        test_evaluator: Any = None,
+        default_hooks: dict | None = None,
+        custom_hooks: list | None = None,
+        data_preprocessor: dict | None = None,
+        load_from: str | None = None,
+        resume: bool | str = False,
+        launcher: str = "none",
+        env_cfg: dict | None = None,
+        log_processor: dict | None = None,
+        log_level: str | int = "INFO",
+        visualizer: Any = None,
+        default_scope: str | None = None,
+        randomness: dict | None = None,
+        experiment_name: str | None = None,
+        cfg: Config | dict | None = None,
+    ) -> None:
+        self.cfg = cfg if isinstance(cfg, Config) else Config(copy.deepcopy(dict(cfg or {})))
+        self._launcher = launcher
+        env_cfg = dict(env_cfg or {})
+        setup_env(env_cfg)
+        self._init_distributed(launcher, env_cfg.get("dist_cfg") or {})
+        randomness = dict(randomness or {})
+        check_keys(randomness, RANDOMNESS_KEYS, "randomness")
+        self.seed = set_random_seed(**randomness)
+        self._randomness = randomness
+
+        self.timestamp = broadcast_object(time.strftime("%Y%m%d_%H%M%S", time.localtime()))
+        self.work_dir = os.path.abspath(work_dir)
+        self.log_dir = os.path.join(self.work_dir, self.timestamp)
+        self._experiment_name = experiment_name or self._default_experiment_name()
+        if get_rank() == 0:
+            os.makedirs(self.log_dir, exist_ok=True)
+
+        self._init_logging(log_level, log_processor, visualizer)
+        self.default_scope = None
+        if default_scope is not None:
+            self.default_scope = DefaultScope.get_instance(
+                self._experiment_name, scope_name=default_scope
+            )
+
+        self._model_cfg = model
+        self.model = self._build_model(model, data_preprocessor)
+        self._hooks: list = []
+        self._hook_cache: dict[str, list] = {}
+        self._register_hooks(default_hooks, custom_hooks)
+
+        # Built when the run that needs them starts (train/val/test), as MMEngine does.
+        self._train_loop_cfg = (train_dataloader, train_cfg)
+        self._val_loop_cfg = (val_dataloader, val_cfg, val_evaluator)
+        self._test_loop_cfg = (test_dataloader, test_cfg, test_evaluator)
+        _check_all_or_none(
+            "train",
+            train_dataloader=train_dataloader,
+            train_cfg=train_cfg,
+            optim_wrapper=optim_wrapper,
+        )
+        _check_all_or_none(
+            "val", val_dataloader=val_dataloader, val_cfg=val_cfg, val_evaluator=val_evaluator
+        )
+        _check_all_or_none(
+            "test",
+            test_dataloader=test_dataloader,
+            test_cfg=test_cfg,
+            test_evaluator=test_evaluator,
+        )
+        self._train_loop: Any = None
+        self._val_loop: Any = None
+        self._test_loop: Any = None
+        self.optim_wrapper = optim_wrapper
+        self._auto_scale_lr = auto_scale_lr
+        self.param_schedulers = param_scheduler
+        self._load_from = load_from
+        self._resume = resume
+        self._loaded = False
+        if self.cfg.filename is not None and self.rank == 0:
+            self.cfg.dump(os.path.join(self.log_dir, os.path.basename(self.cfg.filename)))
+
+    @classmethod
+    def from_cfg(cls, cfg: Config | dict) -> Runner:
+        """Build a Runner from a whole config (MMEngine's keys; see docs/runner.md)."""
+        cfg = cfg if isinstance(cfg, Config) else Config(cfg)
+        if "work_dir" not in cfg:
+            raise KeyError(
+                "the config has no work_dir: set work_dir='work_dirs/<name>' in it, or pass "
+                "--work-dir to tools/train.py"
+            )
+        return cls(
+            model=cfg["model"],
+            work_dir=cfg["work_dir"],
+            train_dataloader=cfg.get("train_dataloader"),
+            val_dataloader=cfg.get("val_dataloader"),
+            test_dataloader=cfg.get("test_dataloader"),
+            train_cfg=cfg.get("train_cfg"),
+            val_cfg=cfg.get("val_cfg"),
+            test_cfg=cfg.get("test_cfg"),
+            auto_scale_lr=cfg.get("auto_scale_lr"),
+            optim_wrapper=cfg.get("optim_wrapper"),
+            param_scheduler=cfg.get("param_scheduler"),
+            val_evaluator=cfg.get("val_evaluator"),
+            test_evaluator=cfg.get("test_evaluator"),
+            default_hooks=cfg.get("default_hooks"),
+            custom_hooks=cfg.get("custom_hooks"),
+            data_preprocessor=cfg.get("data_preprocessor"),
+            load_from=cfg.get("load_from"),
+            resume=cfg.get("resume", False),
+            launcher=cfg.get("launcher", "none"),
+            env_cfg=cfg.get("env_cfg"),
+            log_processor=cfg.get("log_processor"),
+            log_level=cfg.get("log_level", "INFO"),
+            visualizer=cfg.get("visualizer"),
+            default_scope=cfg.get("default_scope"),
+            randomness=cfg.get("randomness"),
+            experiment_name=cfg.get("experiment_name"),
+            cfg=cfg,
+        )
+
+    # ----------------------------------------------------------------- set-up pieces
+
+    def _init_distributed(self, launcher: str, dist_cfg: dict) -> None:
+        if launcher not in ("none", "pytorch", "slurm", "mpi"):
+            raise ValueError(f"launcher must be none, pytorch, slurm or mpi; got {launcher!r}")
+        if launcher != "none" and not is_distributed():
+            from runnerx.dist.launch import init_dist
+
+            init_dist(launcher, **dist_cfg)
+        self.rank = get_rank()
+        self.world_size = get_world_size()
+        self.distributed = self.world_size > 1
+
+    def _default_experiment_name(self) -> str:
+        if self.cfg.filename:
+            stem = os.path.splitext(os.path.basename(self.cfg.filename))[0]
+            return f"{stem}_{self.timestamp}"
+        return self.timestamp
+
+    def _init_logging(self, log_level: str | int, log_processor: Any, visualizer: Any) -> None:
+        from runnerx.logging import LogProcessor, MessageHub, get_logger
+        from runnerx.registry import LOG_PROCESSORS
+
+        self.logger = get_logger(
+            "runnerx",
+            log_file=os.path.join(self.log_dir, f"{self.timestamp}.log"),
+            log_level=log_level,
+        )
+        self.message_hub = MessageHub.get_instance(self._experiment_name)
+        if isinstance(log_processor, dict):
+            self.log_processor = LOG_PROCESSORS.build({"type": "LogProcessor", **log_processor})
+        else:
+            self.log_processor = log_processor or LogProcessor()
+        if visualizer is None:
+            visualizer = dict(type="Visualizer", vis_backends=[dict(type="LocalVisBackend")])
+        if isinstance(visualizer, dict):
+            visualizer = VISUALIZERS.build(
+                {"name": self._experiment_name, **visualizer},
+                default_args={"save_dir": self.log_dir},
+            )
+        self.visualizer = visualizer
+        summary = "\n".join(f"    {key}: {value}" for key, value in environment_summary().items())
+        self.logger.info(f"Environment:\n{summary}\n    seed: {self.seed}\n")
+        if self.cfg.filename is not None:
+            self.logger.info(f"Config:\n{self.cfg.pretty_text}")
+            self.visualizer.add_config(self.cfg)
+
+    def _build_model(self, model: nn.Module | dict, data_preprocessor: dict | None) -> nn.Module:
+        if isinstance(model, dict):
+            model = ConfigDict(model) if not isinstance(model, ConfigDict) else model
+            if data_preprocessor is not None:
+                model.setdefault("data_preprocessor", data_preprocessor)
+            model = MODELS.build(model)
+        elif not isinstance(model, nn.Module):
+            raise TypeError(f"model must be an nn.Module or a config dict, got {type(model)}")
+        device = self._device()
+        self.unwrapped_model = model.to(device)
+        return self.unwrapped_model
+
+    def _device(self) -> torch.device:
+        if torch.cuda.is_available():
+            from runnerx.dist import get_local_rank
+
+            return torch.device("cuda", get_local_rank())
+        return torch.device("cpu")
+
+    def _register_hooks(self, default_hooks: dict | None, custom_hooks: list | None) -> None:
+        from runnerx.hooks import build_hooks, format_hook_table
+
+        self._hooks = build_hooks(default_hooks, custom_hooks)
+        self._hook_cache.clear()
+        self.logger.info(f"Hooks will be called in this order:\n{format_hook_table(self._hooks)}")
+
+    def register_hook(self, hook: Any, priority: int | str | None = None) -> None:
+        """Add a hook (object or config) after the Runner was built, keeping priority order."""
+        from runnerx.hooks import get_priority
+        from runnerx.registry import HOOKS
+
+        if isinstance(hook, dict):
+            hook = dict(hook)
+            priority = hook.pop("priority", priority)
+            hook = HOOKS.build(hook)
+        if priority is not None:
+            hook.priority = priority
+        rank = get_priority(hook.priority)
+        position = sum(1 for other in self._hooks if get_priority(other.priority) <= rank)
+        self._hooks.insert(position, hook)
+        self._hook_cache.clear()
+
+    # ----------------------------------------------------------------- hooks
+
+    @property
+    def hooks(self) -> list:
+        """The hooks, in the order they are called."""
+        return self._hooks
+
+    def hook_methods(self, point: str) -> list:
+        """Bound methods of the hooks that implement ``point``, in priority order."""
+        methods = self._hook_cache.get(point)
+        if methods is None:
+            methods = [
+                getattr(hook, point) for hook in self._hooks if point in hook.overridden_points()
+            ]
+            self._hook_cache[point] = methods
+        return methods
+
+    def call_hook(self, fn_name: str, **kwargs: Any) -> None:
+        """Call every hook that implements ``fn_name`` (MMEngine's name for a hook point)."""
+        for method in self.hook_methods(fn_name):
+            method(self, **kwargs)
+
+    # ----------------------------------------------------------------- building on demand
+
+    def build_dataloader(self, dataloader: Any, cfg_key: str = "dataloader") -> Any:
+        """A DataLoader from a config dict (or the object itself)."""
+        if not isinstance(dataloader, dict):
+            return dataloader
+        from runnerx.data import build_dataloader
+
+        return build_dataloader(
+            dataloader,
+            seed=self.seed,
+            diff_rank_seed=self._randomness.get("diff_rank_seed", False),
+            cfg_key=cfg_key,
+        )
+
+    def build_evaluator(self, evaluator: Any, key: str = "val_evaluator") -> Any:
+        """An Evaluator from a config (metric dict, list, Evaluator dict) or object."""
+        from runnerx.evaluator import build_evaluator
+
+        return build_evaluator(evaluator, key=key)
+
+    @property
+    def train_loop(self) -> Any:
+        """The training loop, built from ``train_cfg`` the first time it is needed."""
+        if self._train_loop is None:
+            dataloader, loop_cfg = self._train_loop_cfg
+            if loop_cfg is None:
+                raise RuntimeError(
+                    "this Runner has no train_cfg / train_dataloader: it cannot train"
+                )
+            self._train_loop = build_train_loop(self, dataloader, loop_cfg)
+        return self._train_loop
+
+    @property
+    def val_loop(self) -> Any:
+        """The validation loop, or None when the config has no validation."""
+        if self._val_loop is None and self._val_loop_cfg[1] is not None:
+            self._val_loop = build_eval_loop(self, *self._val_loop_cfg, default=ValLoop)
+        return self._val_loop
+
+    @property
+    def test_loop(self) -> Any:
+        """The test loop, or None when the config has no test."""
+        if self._test_loop is None and self._test_loop_cfg[1] is not None:
+            self._test_loop = build_eval_loop(self, *self._test_loop_cfg, default=TestLoop)
+        return self._test_loop
+
+    @property
+    def train_dataloader(self) -> Any:
+        """The training DataLoader."""
+        return self.train_loop.dataloader
+
+    @property
+    def val_dataloader(self) -> Any:
+        """The validation DataLoader (None without validation)."""
+        return None if self.val_loop is None else self.val_loop.dataloader
+
+    @property
+    def test_dataloader(self) -> Any:
+        """The test DataLoader (None without test)."""
+        return None if self.test_loop is None else self.test_loop.dataloader
+
+    @property
+    def epoch(self) -> int:
+        """Finished training epochs."""
+        return self._train_loop.epoch if self._train_loop is not None else 0
+
+    @property
+    def iter(self) -> int:
+        """Finished training iterations."""
+        return self._train_loop.iter if self._train_loop is not None else 0
+
+    @property
+    def max_epochs(self) -> int:
+        """Epochs the training runs (1 for iteration-based training)."""
+        return self.train_loop.max_epochs
+
+    @property
+    def max_iters(self) -> int:
+        """Iterations the training runs."""
+        return self.train_loop.max_iters
+
+    @property
+    def experiment_name(self) -> str:
+        """The run's name: ``<config name>_<timestamp>`` unless the config names one."""
+        return self._experiment_name
+
+    @property
+    def launcher(self) -> str:
+        """How the processes were started: none, pytorch, slurm or mpi."""
+        return self._launcher
+
+    # ----------------------------------------------------------------- running
+
+    def train(self) -> nn.Module:
+        """Train (validating as ``train_cfg`` says) and return the model."""
+        from runnerx.optim import build_optim_wrapper, scale_lr
+        from runnerx.optim.scheduler import build_param_schedulers
+
+        loop = self.train_loop
+        optim_cfg = self.optim_wrapper
+        if isinstance(optim_cfg, dict):
+            if self._auto_scale_lr and self._auto_scale_lr.get("enable", False):
+                real_batch = self.world_size * loop.dataloader.batch_size
+                optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
+            self.optim_wrapper = build_optim_wrapper(self.unwrapped_model, optim_cfg)
+        epoch_length = len(loop.dataloader) if isinstance(loop, EpochBasedTrainLoop) else None
+        if self.param_schedulers is not None:
+            self.param_schedulers = build_param_schedulers(
+                self.param_schedulers,
+                self.optim_wrapper,
+                epoch_length=len(loop.dataloader),
+                max_epochs=loop.max_epochs,
+                max_iters=loop.max_iters,
+            )
+        self.val_loop  # noqa: B018  (build it now so its errors come before training starts)
+        self.call_hook("before_run")
+        self._init_weights_unless_loading()
+        self.load_or_resume()
+        self.optim_wrapper.initialize_count_status(
+            self.unwrapped_model, loop.iter, loop.max_iters, epoch_length
+        )
+        model = loop.run()
+        self.call_hook("after_run")
+        return model
+
+    def val(self) -> dict:
+        """Run validation once and return the metrics."""
+        if self.val_loop is None:
+            raise RuntimeError("this Runner has no val_dataloader / val_cfg / val_evaluator")
+        self.call_hook("before_run")
+        self.load_or_resume()
+        metrics = self.val_loop.run()
+        self.call_hook("after_run")
+        return metrics
+
+    def test(self) -> dict:
+        """Run the test once and return the metrics."""
+        if self.test_loop is None:
+            raise RuntimeError("this Runner has no test_dataloader / test_cfg / test_evaluator")
+        self.call_hook("before_run")
+        self.load_or_resume()
+        metrics = self.test_loop.run()
+        self.call_hook("after_run")
+        return metrics
+
+    # ----------------------------------------------------------------- checkpoints
+
+    def save_checkpoint(
+        self,
+        out_dir: str,
+        filename: str,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        meta: dict | None = None,
+        by_epoch: bool = True,
+        **_: Any,
+    ) -> str:
+        """Save the run's state to ``out_dir/filename`` (atomically, on rank 0)."""
+        from runnerx.checkpoint.runner_state import save_runner_checkpoint
+
+        return save_runner_checkpoint(
+            self,
+            out_dir,
+            filename,
+            save_optimizer=save_optimizer,
+            save_param_scheduler=save_param_scheduler,
+            meta=meta,
+            by_epoch=by_epoch,
+        )
+
+    def load_checkpoint(
+        self, filename: str, strict: bool = False, revise_keys: Any = ((r"^module\.", ""),)
+    ) -> dict:
+        """Load model weights from ``filename`` (``load_from``), reporting key mismatches."""
+        from runnerx.checkpoint.runner_state import load_runner_weights
+
+        return load_runner_weights(self, filename, strict, revise_keys)
+
+    def resume(
+        self, filename: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
+    ) -> dict:
+        """Continue a run from ``filename``: weights, optimizer, schedulers, counters."""
+        from runnerx.checkpoint.runner_state import resume_runner
+
+        return resume_runner(self, filename, resume_optimizer, resume_param_scheduler)
+
+    def load_or_resume(self) -> None:
+        """Act on ``resume`` / ``load_from`` once per Runner (see docs/checkpoint.md)."""
+        if not self._loaded:
+            self._loaded = True
+            from runnerx.checkpoint.runner_state import load_or_resume
+
+            load_or_resume(
+                self, self._resume if self._train_loop_cfg[1] else False, self._load_from
+            )
+
+    def _init_weights_unless_loading(self) -> None:
+        if self._load_from is None and not self._resume:
+            init = getattr(self.unwrapped_model, "init_weights", None)
+            if callable(init):
+                init()
+
+
+def _check_all_or_none(stage: str, **parts: Any) -> None:
+    given = [name for name, value in parts.items() if value is not None]
+    if given and len(given) != len(parts):
+        missing = [name for name in parts if name not in given]
+        raise ValueError(
+            f"{stage}: {', '.join(given)} given but {', '.join(missing)} missing; "
+            f"set all of {', '.join(parts)} to {stage}, or none of them"
+        )

@@ -1,0 +1,76 @@
+"""DefaultSampler and InfiniteSampler in two real processes (gloo on CPU)."""
+
+import json
+import socket
+from itertools import islice
+from pathlib import Path
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from runnerx.data import DefaultSampler, InfiniteSampler
+
+DATASET = list(range(11))  # 11 samples over 2 ranks: round_up pads one
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def sample_on_rank(rank: int, world_size: int, port: int, out_dir: str) -> None:
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size
+    )
+    try:
+        seeded = DefaultSampler(DATASET, shuffle=True, seed=3)
+        results = dict(
+            rank_world=[seeded.rank, seeded.world_size],
+            length=len(seeded),
+            epoch0=list(seeded),
+            epoch0_again=list(seeded),
+        )
+        seeded.set_epoch(1)
+        results["epoch1"] = list(seeded)
+        results["no_round_up"] = list(DefaultSampler(DATASET, seed=3, round_up=False))
+        unseeded = DefaultSampler(DATASET, shuffle=True, seed=None)
+        results["unseeded_seed"] = unseeded.seed
+        results["unseeded"] = list(unseeded)
+        results["infinite"] = list(islice(InfiniteSampler(DATASET, seed=5), 17))
+        Path(out_dir, f"rank{rank}.json").write_text(json.dumps(results))
+    finally:
+        dist.destroy_process_group()
+
+
+def interleave(per_rank: list[list[int]]) -> list[int]:
+    return [index for group in zip(*per_rank) for index in group]
+
+
+def test_samplers_split_the_data_between_two_real_ranks(tmp_path):
+    mp.spawn(sample_on_rank, args=(2, free_port(), str(tmp_path)), nprocs=2, join=True)
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+
+    assert [r["rank_world"] for r in ranks] == [[0, 2], [1, 2]]
+    assert [r["length"] for r in ranks] == [6, 6]
+    # every index once, plus one padding sample repeated from the start of the order
+    epoch0 = interleave([r["epoch0"] for r in ranks])
+    assert sorted(epoch0[:11]) == DATASET and epoch0[11] == epoch0[0]
+    assert epoch0[:11] != DATASET  # shuffled
+    # same seed, same order: again in the epoch, and as computed by one process alone
+    assert [r["epoch0_again"] for r in ranks] == [r["epoch0"] for r in ranks]
+    alone = [list(DefaultSampler(DATASET, seed=3, rank=r, world_size=2)) for r in range(2)]
+    assert alone == [r["epoch0"] for r in ranks]
+    # set_epoch reorders, still a cover
+    epoch1 = interleave([r["epoch1"] for r in ranks])
+    assert sorted(epoch1[:11]) == DATASET and epoch1 != epoch0
+    # without round_up: no padding, the last rank gets fewer
+    assert [len(r["no_round_up"]) for r in ranks] == [6, 5]
+    assert sorted(ranks[0]["no_round_up"] + ranks[1]["no_round_up"]) == DATASET
+    # seed=None: one seed drawn on rank 0 for all, so the ranks still split the data
+    assert ranks[0]["unseeded_seed"] == ranks[1]["unseeded_seed"]
+    assert sorted(interleave([r["unseeded"] for r in ranks])[:11]) == DATASET
+    # the infinite stream: every pass a new permutation, each sample once per pass
+    stream = interleave([r["infinite"] for r in ranks])
+    assert sorted(stream[:11]) == DATASET and sorted(stream[11:22]) == DATASET
+    assert stream[:11] != stream[11:22]

@@ -1,0 +1,140 @@
+"""Two real ranks (spawned processes, gloo): each evaluates its interleaved share of the
+dataset, and both get the metrics a single process gets from all of it."""
+
+import os
+import pickle
+import socket
+import time
+from datetime import timedelta
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from runnerx.evaluator import Accuracy, BaseMetric, Evaluator, Perplexity
+
+WORLD_SIZE = 2
+SIZE = 11  # odd: rank 1's share is one sample shorter than rank 0's
+
+
+class SampleOrder(BaseMetric):
+    """Reports the sample indices in the order compute_metrics receives them."""
+
+    default_prefix = "order"
+
+    def process(self, data_batch, data_samples):
+        if isinstance(data_samples, dict):
+            self.results.extend(data_samples["index"].tolist())
+        else:
+            self.results.extend(int(sample["index"]) for sample in data_samples)
+
+    def compute_metrics(self, results):
+        return {"indices": list(results)}
+
+
+class FailsOnCompute(BaseMetric):
+    default_prefix = "fails"
+
+    def process(self, data_batch, data_samples):
+        self.results.append(1)
+
+    def compute_metrics(self, results):
+        raise ZeroDivisionError("no metric today")
+
+
+def dataset():
+    """Per-sample predictions for every metric, fixed by a seed."""
+    generator = torch.Generator().manual_seed(3)
+    scores = torch.rand(SIZE, 6, generator=generator).softmax(dim=1)
+    labels = torch.randint(6, (SIZE,), generator=generator)
+    nll = torch.rand(SIZE, generator=generator) * 20
+    tokens = torch.randint(1, 9, (SIZE,), generator=generator)
+    return [
+        dict(
+            index=i, pred_score=scores[i], gt_label=labels[i], nll_sum=nll[i], num_tokens=tokens[i]
+        )
+        for i in range(SIZE)
+    ]
+
+
+def batched(samples):
+    return {key: torch.stack([torch.as_tensor(s[key]) for s in samples]) for key in samples[0]}
+
+
+def make_evaluator():
+    return Evaluator([Accuracy(topk=(1, 3), thrs=(0.0, 0.2)), Perplexity(), SampleOrder()])
+
+
+def evaluate(shares, size, as_batches):
+    """Process ``shares`` in batches of 2 (batched tensors or per-sample dicts), evaluate."""
+    evaluator = make_evaluator()
+    for start in range(0, len(shares), 2):
+        chunk = shares[start : start + 2]
+        evaluator.process(batched(chunk) if as_batches else chunk, data_batch=None)
+    return evaluator.evaluate(size)
+
+
+def run_rank(rank, port, out_dir):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=WORLD_SIZE, timeout=timedelta(seconds=60))
+    samples = dataset()
+    outcome = {}
+    # what a sampler without padding gives: rank r gets samples r, r + 2, ...
+    outcome["uneven"] = evaluate(samples[rank::WORLD_SIZE], SIZE, as_batches=True)
+    # what a padding sampler gives: equal shares, rank 1's topped up with sample 0 again
+    padded = (samples + samples[:1])[rank::WORLD_SIZE]
+    outcome["padded"] = evaluate(padded, SIZE, as_batches=False)
+    failing = FailsOnCompute()
+    failing.process(None, None)
+    try:
+        failing.evaluate(SIZE)
+    except Exception as err:
+        outcome["failure"] = f"{type(err).__name__}: {err}"
+    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
+        pickle.dump(outcome, file)
+    dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def spawn_ranks(out_dir, timeout=120):
+    context = mp.spawn(run_rank, args=(free_port(), str(out_dir)), nprocs=WORLD_SIZE, join=False)
+    deadline = time.monotonic() + timeout
+    while not context.join(timeout=1):
+        if time.monotonic() > deadline:
+            for process in context.processes:
+                process.kill()
+            pytest.fail(f"the ranks did not finish within {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def rank_outcomes(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("ranks")
+    spawn_ranks(out_dir)
+    outcomes = []
+    for rank in range(WORLD_SIZE):
+        with open(out_dir / f"rank{rank}.pkl", "rb") as file:
+            outcomes.append(pickle.load(file))
+    return outcomes
+
+
+@pytest.mark.parametrize("scenario", ["uneven", "padded"])
+def test_each_rank_gets_the_single_process_metrics(rank_outcomes, scenario):
+    expected = evaluate(dataset(), SIZE, as_batches=True)
+    assert expected["order/indices"] == list(range(SIZE))
+    assert set(expected) >= {"accuracy/top1_thr-0.20", "lm/perplexity"}
+    for outcome in rank_outcomes:
+        assert outcome[scenario] == expected
+
+
+def test_a_failure_on_rank_zero_reaches_the_other_rank(rank_outcomes):
+    assert rank_outcomes[0]["failure"] == "ZeroDivisionError: no metric today"
+    assert rank_outcomes[1]["failure"] == (
+        "RuntimeError: FailsOnCompute.compute_metrics failed on rank 0: "
+        "ZeroDivisionError: no metric today"
+    )

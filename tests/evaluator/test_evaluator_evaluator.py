@@ -1,0 +1,210 @@
+"""Evaluator and BaseMetric: building from every config form, merging, prefixes, warnings,
+dataset_meta, and a metric written the MMEngine way."""
+
+import pytest
+import torch
+
+from runnerx.config import Config
+from runnerx.data import pseudo_collate
+from runnerx.evaluator import Accuracy, BaseMetric, Evaluator, Perplexity, build_evaluator
+from runnerx.registry import METRICS
+
+
+@METRICS.register_module(name="TestEvaluatorMeanError", force=True)
+class MeanError(BaseMetric):
+    """Written as for MMEngine: process appends per-sample dicts, compute_metrics reduces."""
+
+    default_prefix = "error"
+
+    def __init__(self, scale=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.scale = scale
+        self.batches_seen = []
+
+    def process(self, data_batch, data_samples):
+        self.batches_seen.append(data_batch)
+        for sample in data_samples:
+            self.results.append(
+                dict(pred=sample["pred"].cpu(), target=torch.as_tensor(sample["target"]))
+            )
+
+    def compute_metrics(self, results):
+        errors = [abs(r["pred"] - r["target"]).item() for r in results]
+        metrics = {"mae": self.scale * sum(errors) / len(errors)}
+        if self.dataset_meta is not None:
+            metrics["classes"] = len(self.dataset_meta["classes"])
+        return metrics
+
+
+def samples(*pairs):
+    return [dict(pred=torch.tensor(p), target=t) for p, t in pairs]
+
+
+def metric_types(evaluator):
+    return [type(metric) for metric in evaluator.metrics]
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        dict(type="Accuracy", topk=(1, 2)),
+        [dict(type="Accuracy", topk=(1, 2))],
+        dict(type="Evaluator", metrics=[dict(type="Accuracy", topk=(1, 2))]),
+        dict(type="Evaluator", metrics=dict(type="Accuracy", topk=(1, 2))),
+        dict(metrics=[dict(type="Accuracy", topk=(1, 2))]),
+        Accuracy(topk=(1, 2)),
+        [Accuracy(topk=(1, 2))],
+    ],
+    ids=["metric", "list", "evaluator", "evaluator-one", "metrics-no-type", "object", "objects"],
+)
+def test_build_evaluator_from_every_form(cfg):
+    evaluator = build_evaluator(cfg)
+    assert isinstance(evaluator, Evaluator)
+    assert metric_types(evaluator) == [Accuracy]
+    assert evaluator.metrics[0].topk == (1, 2)
+
+
+def test_build_evaluator_from_a_config_file_value_and_several_metrics():
+    cfg = Config(
+        dict(
+            val_evaluator=[
+                dict(type="Accuracy"),
+                dict(type="Perplexity"),
+                dict(type="TestEvaluatorMeanError", scale=2.0),
+            ]
+        )
+    )
+    evaluator = build_evaluator(cfg.val_evaluator)
+    assert metric_types(evaluator) == [Accuracy, Perplexity, MeanError]
+    assert evaluator.metrics[2].scale == 2.0
+
+
+def test_build_evaluator_returns_an_evaluator_as_is():
+    evaluator = Evaluator(Accuracy())
+    assert build_evaluator(evaluator) is evaluator
+
+
+@pytest.mark.parametrize(
+    ("cfg", "match"),
+    [
+        (None, r"test_evaluator must be .*got NoneType"),
+        ("Accuracy", r"test_evaluator must be .*got str"),
+        ([dict(type="Accuracy"), 3], r"test_evaluator\[1\] must be .*got int"),
+    ],
+)
+def test_build_evaluator_rejects_other_values_naming_the_key(cfg, match):
+    with pytest.raises(TypeError, match=match):
+        build_evaluator(cfg, key="test_evaluator")
+
+
+def test_unknown_metric_type_is_named():
+    with pytest.raises(KeyError, match="NoSuchMetric"):
+        build_evaluator(dict(type="NoSuchMetric"))
+
+
+def test_evaluator_rejects_a_bad_metric_naming_its_index():
+    with pytest.raises(TypeError, match=r"Evaluator metrics\[1\] must be"):
+        Evaluator([Accuracy(), object()])
+
+
+def test_evaluate_merges_metrics_and_process_passes_predictions_then_batch():
+    error = MeanError()
+    evaluator = Evaluator([error, dict(type="TestEvaluatorMeanError", prefix="scaled", scale=10)])
+    evaluator.process(samples((1.0, 0), (2.0, 4)), data_batch="batch-0")
+    evaluator.process(data_samples=samples((3.0, 3)), data_batch="batch-1")
+    assert error.batches_seen == ["batch-0", "batch-1"]
+    assert evaluator.evaluate(3) == {"error/mae": 1.0, "scaled/mae": 10.0}
+    assert error.results == []  # cleared for the next evaluation
+
+
+def test_evaluate_truncates_to_size():
+    evaluator = Evaluator(MeanError())
+    evaluator.process(samples((1.0, 0), (5.0, 0)))  # the second one is sampler padding
+    assert evaluator.evaluate(1) == {"error/mae": 1.0}
+
+
+def test_duplicate_keys_are_an_error_naming_both_metrics():
+    evaluator = Evaluator([Accuracy(), Accuracy()])
+    evaluator.process(dict(pred_score=torch.rand(2, 3), gt_label=torch.tensor([0, 1])))
+    with pytest.raises(
+        ValueError, match=r"metrics\[0\] \(Accuracy\) and metrics\[1\] \(Accuracy\)"
+    ):
+        evaluator.evaluate(2)
+
+
+def test_prefix_argument_replaces_default_prefix():
+    evaluator = Evaluator([Accuracy(), Accuracy(prefix="val_acc")])
+    evaluator.process(dict(pred_score=torch.eye(3), gt_label=torch.tensor([0, 1, 0])))
+    metrics = evaluator.evaluate(3)
+    assert metrics == pytest.approx({"accuracy/top1": 200 / 3, "val_acc/top1": 200 / 3})
+
+
+def test_metric_without_any_prefix_warns_and_logs_bare_keys():
+    class Bare(MeanError):
+        default_prefix = None
+
+    with pytest.warns(UserWarning, match="metric Bare has no prefix"):
+        metric = Bare()
+    metric.process(None, samples((2.0, 0)))
+    assert metric.evaluate(1) == {"mae": 2.0}
+
+
+def test_empty_results_warn_naming_the_metric():
+    evaluator = Evaluator([MeanError(), Accuracy()])
+    with pytest.warns(UserWarning, match="Accuracy got no results"):
+        evaluator.metrics[1].evaluate(0)
+
+
+def test_dataset_meta_reaches_every_metric():
+    evaluator = Evaluator([MeanError(), MeanError(prefix="second")])
+    meta = dict(classes=("cat", "dog", "bird"))
+    evaluator.dataset_meta = meta
+    assert evaluator.dataset_meta is meta
+    assert all(metric.dataset_meta is meta for metric in evaluator.metrics)
+    evaluator.process(samples((1.0, 1)))
+    assert evaluator.evaluate(1) == {
+        "error/mae": 0.0,
+        "error/classes": 3,
+        "second/mae": 0.0,
+        "second/classes": 3,
+    }
+
+
+def test_base_metric_checks_collect_arguments():
+    with pytest.raises(ValueError, match="collect_device must be 'cpu' or 'gpu'"):
+        MeanError(collect_device="cuda")
+    with pytest.raises(ValueError, match="collect_dir"):
+        MeanError(collect_device="gpu", collect_dir="/tmp/x")
+
+
+def test_base_metric_is_abstract():
+    class NoCompute(BaseMetric):
+        default_prefix = "x"
+
+        def process(self, data_batch, data_samples):
+            pass
+
+    with pytest.raises(TypeError, match="compute_metrics"):
+        NoCompute()
+
+
+def test_offline_evaluate_chunks_stored_predictions():
+    evaluator = Evaluator(MeanError())
+    stored = samples((1.0, 0), (2.0, 0), (3.0, 0), (4.0, 0), (5.0, 0))
+    assert evaluator.offline_evaluate(stored, chunk_size=2) == {"error/mae": 3.0}
+    assert len(evaluator.metrics[0].batches_seen) == 3
+
+
+def test_offline_evaluate_checks_lengths_and_chunk_size():
+    evaluator = Evaluator(MeanError())
+    with pytest.raises(ValueError, match="same length"):
+        evaluator.offline_evaluate(samples((1.0, 0)), data=[1, 2])
+    with pytest.raises(ValueError, match="chunk_size"):
+        evaluator.offline_evaluate(samples((1.0, 0)), chunk_size=0)
+
+
+def test_offline_evaluate_collates_data_chunks():
+    evaluator = Evaluator(MeanError())
+    data = [dict(inputs=torch.tensor([float(i)])) for i in range(3)]
+    evaluator.offline_evaluate(samples((1.0, 0), (2.0, 0), (3.0, 0)), data=data, chunk_size=2)
+    assert evaluator.metrics[0].batches_seen == [pseudo_collate(data[:2]), pseudo_collate(data[2:])]

@@ -1,0 +1,88 @@
+"""EarlyStoppingHook: patience, min_delta, rules, thresholds and missing metrics."""
+
+import math
+
+import pytest
+
+from runnerx.hooks import EarlyStoppingHook
+
+
+def feed(runner, hook, key, values):
+    """Validate with each value in turn; the number of validations until training stopped."""
+    for count, value in enumerate(values, start=1):
+        hook.after_val_epoch(runner, {key: value, "other": 0.0})
+        if runner.train_loop.stop_training:
+            return count
+    return None
+
+
+def test_training_stops_after_patience_validations_without_improvement(runner):
+    hook = EarlyStoppingHook("accuracy/top1", patience=2, min_delta=0.1)
+    # 0.55 and 0.58 are within min_delta of the best 0.5: no improvement twice
+    assert feed(runner, hook, "accuracy/top1", [0.5, 0.55, 0.58, 0.9]) == 3
+    assert (
+        "accuracy/top1 did not improve by 0.1 or more in the last 2"
+        in (runner.logger.messages("info")[-1])
+    )
+
+
+def test_an_improvement_resets_the_patience(runner):
+    hook = EarlyStoppingHook("acc", patience=2, min_delta=0.1)
+    assert feed(runner, hook, "acc", [0.5, 0.55, 0.7, 0.75, 0.9, 0.95, 0.96]) == 7
+    assert hook.best_score == 0.9
+
+
+def test_reaching_best_plus_min_delta_counts_as_improvement_as_in_mmengine(runner):
+    hook = EarlyStoppingHook("acc", patience=1, min_delta=0.5)
+    assert feed(runner, hook, "acc", [1.0, 1.5, 2.0]) is None
+
+
+def test_loss_is_inferred_as_less_is_better(runner):
+    hook = EarlyStoppingHook("val_loss", patience=1, min_delta=0.0)
+    assert hook.rule == "less"
+    assert feed(runner, hook, "val_loss", [1.0, 0.8, 0.9]) == 3
+
+
+def test_an_explicit_rule_wins_over_the_name(runner):
+    hook = EarlyStoppingHook("loss_scale", rule="greater", patience=1, min_delta=0.0)
+    assert feed(runner, hook, "loss_scale", [1.0, 2.0, 1.5]) == 3
+
+
+def test_the_stopping_threshold_stops_at_once(runner):
+    hook = EarlyStoppingHook("acc", stopping_threshold=0.9)
+    assert feed(runner, hook, "acc", [0.5, 0.95]) == 2
+    assert "reached stopping_threshold=0.9" in runner.logger.messages("info")[-1]
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+def test_a_non_finite_metric_stops_when_check_finite(runner, value):
+    assert feed(runner, EarlyStoppingHook("loss"), "loss", [1.0, value]) == 2
+    runner.train_loop.stop_training = False
+    assert feed(runner, EarlyStoppingHook("loss", check_finite=False), "loss", [value]) is None
+
+
+def test_a_missing_metric_is_a_warning_naming_it_and_the_available_ones(runner):
+    hook = EarlyStoppingHook("accuracy")
+    hook.after_val_epoch(runner, {"acuracy": 0.5, "loss": 0.1})
+    (warning,) = runner.logger.messages("warning")
+    assert "'accuracy'" in warning and "'acuracy', 'loss'" in warning
+    assert "Did you mean 'acuracy'?" in warning
+    assert not runner.train_loop.stop_training
+
+
+def test_a_missing_metric_is_an_error_when_strict(runner):
+    with pytest.raises(RuntimeError, match="monitor 'acc' is not among"):
+        EarlyStoppingHook("acc", strict=True).after_val_epoch(runner, {"loss": 0.1})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"monitor": "fid"}, "cannot tell whether a larger or a smaller 'fid'"),
+        ({"monitor": "acc", "rule": "max"}, "rule must be 'greater', 'less'"),
+        ({"monitor": "acc", "patience": 0}, "patience must be an int >= 1"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        EarlyStoppingHook(**kwargs)

@@ -1,0 +1,186 @@
+"""EMAHook: averaging, begin_iter/epoch, swapping for validation, checkpoints, compiled models."""
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from runnerx.hooks import EMAHook
+
+
+class TinyEMA(nn.Module):
+    """The ExponentialMovingAverage contract: ``module``, ``steps``, ``update_parameters``."""
+
+    def __init__(self, model, momentum=0.5, interval=1, device=None, update_buffers=False):
+        super().__init__()
+        self.module = copy.deepcopy(model).requires_grad_(False)
+        self.momentum = momentum
+        self.update_buffers = update_buffers
+        self.register_buffer("steps", torch.tensor(0))
+
+    @torch.no_grad()
+    def update_parameters(self, model):
+        for averaged, current in zip(self.module.parameters(), model.parameters()):
+            if self.steps == 0:
+                averaged.copy_(current)
+            else:
+                averaged.mul_(1 - self.momentum).add_(current, alpha=self.momentum)
+        self.steps += 1
+
+
+def fill(model, value):
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.fill_(value)
+
+
+def values(model):
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def same(tensors, value):
+    return all(torch.all(t == value) for t in tensors)
+
+
+@pytest.fixture
+def model():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+    fill(net, 1.0)
+    return net
+
+
+@pytest.fixture
+def ema_runner(runner, model):
+    runner.model = runner.unwrapped_model = model
+    return runner
+
+
+def start(runner, **kwargs):
+    hook = EMAHook(ema_type=TinyEMA, **kwargs)
+    hook.before_run(runner)
+    hook.before_train(runner)
+    return hook
+
+
+def step(runner, hook, value):
+    """One training iteration that leaves every weight at ``value``."""
+    fill(runner.model, value)
+    hook.after_train_iter(runner, 0)
+    runner.iter += 1
+
+
+def test_the_average_follows_the_weights_with_the_momentum(ema_runner):
+    hook = start(ema_runner, momentum=0.25)
+    step(ema_runner, hook, 2.0)  # the first update copies
+    step(ema_runner, hook, 6.0)  # 0.75 * 2 + 0.25 * 6
+    assert same(values(hook.ema_model.module), 3.0)
+    assert same(values(ema_runner.model), 6.0)
+
+
+def test_before_begin_iter_the_average_is_a_copy(ema_runner):
+    hook = start(ema_runner, begin_iter=2)
+    step(ema_runner, hook, 5.0)  # iteration 1 (< 2): copied
+    assert same(values(hook.ema_model.module), 5.0) and hook.ema_model.steps == 0
+    step(ema_runner, hook, 7.0)  # iteration 2: the first update (a copy), then averaging
+    step(ema_runner, hook, 9.0)
+    assert same(values(hook.ema_model.module), 8.0)
+
+
+def test_begin_epoch_counts_epochs(ema_runner):
+    hook = start(ema_runner, begin_epoch=2)
+    step(ema_runner, hook, 5.0)
+    assert hook.ema_model.steps == 0
+    ema_runner.epoch = 1  # the second epoch
+    step(ema_runner, hook, 5.0)
+    assert hook.ema_model.steps == 1
+
+
+@pytest.mark.parametrize("mode", ["val", "test"])
+def test_evaluation_uses_the_average_and_training_weights_come_back(ema_runner, mode):
+    hook = start(ema_runner)
+    step(ema_runner, hook, 2.0)
+    step(ema_runner, hook, 4.0)  # average 3.0, weights 4.0
+    pointers = [p.data_ptr() for p in ema_runner.model.parameters()]
+    getattr(hook, f"before_{mode}_epoch")(ema_runner)
+    assert same(values(ema_runner.model), 3.0)
+    getattr(hook, f"after_{mode}_epoch")(ema_runner, {})
+    assert same(values(ema_runner.model), 4.0) and same(values(hook.ema_model.module), 3.0)
+    # in place: the model's tensors are the same memory (compiled graphs stay valid)
+    assert [p.data_ptr() for p in ema_runner.model.parameters()] == pointers
+
+
+def test_a_compiled_forward_sees_the_swapped_weights(ema_runner):
+    model = ema_runner.model.eval()
+    ema_runner.model = torch.compile(model, backend="eager")
+    ema_runner.unwrapped_model = model
+    hook = start(ema_runner)
+    step(ema_runner, hook, 2.0)
+    step(ema_runner, hook, 4.0)
+    inputs = torch.ones(2, 3)
+    trained = ema_runner.model(inputs)
+    reference = copy.deepcopy(model)
+    fill(reference, 3.0)  # the average
+    hook.before_val_epoch(ema_runner)
+    averaged = ema_runner.model(inputs)
+    assert torch.allclose(averaged, reference(inputs))
+    assert not torch.allclose(averaged, trained)
+    hook.after_val_epoch(ema_runner, {})
+    assert torch.allclose(ema_runner.model(inputs), trained)
+
+
+def test_a_checkpoint_holds_the_average_as_state_dict_and_resumes_exactly(ema_runner, model):
+    hook = start(ema_runner)
+    step(ema_runner, hook, 2.0)
+    step(ema_runner, hook, 4.0)  # average 3.0, weights 4.0
+    checkpoint = {"state_dict": model.state_dict()}
+    hook.before_save_checkpoint(ema_runner, checkpoint)
+    assert torch.all(checkpoint["state_dict"]["0.weight"] == 3.0)
+    assert torch.all(checkpoint["ema_state_dict"]["module.0.weight"] == 4.0)
+    assert checkpoint["ema_state_dict"]["steps"] == 2
+    saved = copy.deepcopy(checkpoint)
+
+    fresh = copy.deepcopy(model)
+    fill(fresh, 0.0)
+    resumed_runner = copy.copy(ema_runner)
+    resumed_runner.model = resumed_runner.unwrapped_model = fresh
+    resumed_runner._resume = True
+    resumed = EMAHook(ema_type=TinyEMA)
+    resumed.before_run(resumed_runner)
+    resumed.after_load_checkpoint(resumed_runner, saved)
+    fresh.load_state_dict(saved["state_dict"])  # what the Runner does after the hook
+    assert same(values(fresh), 4.0) and same(values(resumed.ema_model.module), 3.0)
+    assert resumed.ema_model.steps == 2
+
+
+def test_loading_without_resuming_starts_the_average_from_the_weights(ema_runner, model):
+    hook = start(ema_runner)
+    checkpoint = {"state_dict": {k: torch.full_like(v, 7.0) for k, v in model.state_dict().items()}}
+    checkpoint["ema_state_dict"] = {"module.0.weight": torch.zeros(4, 3)}  # ignored: not resuming
+    hook.after_load_checkpoint(ema_runner, checkpoint)
+    assert same(values(hook.ema_model.module), 7.0)
+
+
+def test_resuming_from_a_checkpoint_without_an_average_warns(ema_runner, model):
+    ema_runner._resume = True
+    hook = start(ema_runner)
+    hook.after_load_checkpoint(ema_runner, {"state_dict": model.state_dict()})
+    assert "no 'ema_state_dict'" in ema_runner.logger.messages("warning")[0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"begin_iter": 2, "begin_epoch": 1}, "set begin_iter or begin_epoch, not both"),
+        ({"begin_iter": -1}, "begin_iter must be an int >= 0"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        EMAHook(**kwargs)
+
+
+def test_a_begin_after_the_end_of_training_is_an_error(ema_runner):
+    with pytest.raises(ValueError, match=r"begin_epoch=5 is after the last epoch \(max_epochs=3\)"):
+        start(ema_runner, begin_epoch=5)

@@ -1,0 +1,150 @@
+"""LoggerHook: which iterations log, what reaches the visualizer at which step, log files."""
+
+import json
+import os
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from runnerx.hooks import LoggerHook
+
+
+class LogProcessorStub:
+    def __init__(self, by_epoch=True):
+        self.by_epoch = by_epoch
+        self.calls = []
+
+    def get_log_after_iter(self, runner, batch_idx, mode):
+        self.calls.append((mode, batch_idx, runner.iter))
+        return {f"{mode}/loss": 0.5}, f"{mode} iter {batch_idx}"
+
+    def get_log_after_epoch(self, runner, batch_idx, mode, with_non_scalar=False):
+        self.calls.append((mode, "epoch", batch_idx, with_non_scalar))
+        tag = {f"{mode}/acc": 0.75}
+        if with_non_scalar:
+            tag[f"{mode}/confusion"] = torch.tensor([[1, 0], [0, 1]])
+        return tag, f"{mode} epoch done"
+
+
+class VisualizerStub:
+    def __init__(self):
+        self.scalars = []
+        self.closed = False
+
+    def add_scalars(self, scalar_dict, step):
+        self.scalars.append((scalar_dict, step))
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def logged(runner):
+    runner.log_processor = LogProcessorStub()
+    runner.visualizer = VisualizerStub()
+    runner.train_dataloader = list(range(5))
+    return runner
+
+
+def train_iters(runner):
+    return [call[1] for call in runner.log_processor.calls if call[0] == "train"]
+
+
+def test_every_interval_iterations_are_logged_and_the_last_of_an_epoch_is_ignored(logged, train):
+    train(logged, [LoggerHook(interval=2)], epochs=2)
+    assert train_iters(logged) == [1, 3, 1, 3]
+    assert [step for _, step in logged.visualizer.scalars] == [2, 4, 7, 9]
+    assert "train iter 1" in logged.logger.messages("info")
+
+
+def test_the_last_iteration_of_an_epoch_is_logged_unless_ignore_last(logged, train):
+    train(logged, [LoggerHook(interval=2, ignore_last=False)], epochs=1)
+    assert train_iters(logged) == [1, 3, 4]
+    assert [step for _, step in logged.visualizer.scalars] == [2, 4, 5]
+
+
+def test_an_epoch_shorter_than_the_interval_still_logs_its_end(logged, train):
+    logged.train_dataloader = [0, 1, 2]
+    train(logged, [LoggerHook(interval=10)], epochs=2)
+    assert train_iters(logged) == [2, 2]
+
+
+def test_the_experiment_name_is_logged_periodically_and_at_epoch_ends(logged, train):
+    train(logged, [LoggerHook(interval=100, interval_exp_name=3)], epochs=2)
+    # iterations 3, 5 (end of epoch 1), 6, 9, 10 (end of epoch 2)
+    names = [m for m in logged.logger.messages() if m == "Exp name: exp_20240101_000000"]
+    assert len(names) == 5
+
+
+@pytest.mark.parametrize("mode", ["val", "test"])
+def test_val_and_test_iterations_log_every_interval_without_the_visualizer(logged, mode):
+    hook = LoggerHook(interval=2)
+    for batch_idx in range(5):
+        getattr(hook, f"after_{mode}_iter")(logged, batch_idx)
+    assert logged.log_processor.calls == [(mode, 1, 0), (mode, 3, 0)]
+    assert logged.visualizer.scalars == []
+
+
+@pytest.mark.parametrize(
+    ("hook_kwargs", "processor_by_epoch", "step"),
+    [({}, True, 3), ({"log_metric_by_epoch": False}, True, 120), ({}, False, 120)],
+)
+def test_validation_results_are_logged_at_the_epoch_or_the_iteration(
+    logged, hook_kwargs, processor_by_epoch, step
+):
+    logged.log_processor.by_epoch = processor_by_epoch
+    logged.epoch, logged.iter = 3, 120
+    LoggerHook(**hook_kwargs).after_val_epoch(logged, {"acc": 0.75})
+    assert logged.log_processor.calls == [("val", "epoch", 2, False)]  # len(val_dataloader)
+    assert logged.visualizer.scalars == [({"val/acc": 0.75}, step)]
+    assert "val epoch done" in logged.logger.messages("info")
+
+
+def test_test_results_are_written_as_json_in_the_log_dir(logged):
+    hook = LoggerHook()
+    hook.before_run(logged)
+    hook.after_test_epoch(logged, {"acc": 0.75})
+    with open(os.path.join(logged.log_dir, "20240101_000000.json")) as file:
+        assert json.load(file) == {"test/acc": 0.75, "test/confusion": [[1, 0], [0, 1]]}
+    assert logged.log_processor.calls == [("test", "epoch", 2, True)]
+
+
+def test_after_run_closes_the_visualizer_and_copies_logs_to_out_dir(logged, tmp_path):
+    log_dir = logged.log_dir
+    for name in ("run.log", "vis_data/scalars.json", "config.py", "weights.pth"):
+        os.makedirs(os.path.dirname(os.path.join(log_dir, name)), exist_ok=True)
+        with open(os.path.join(log_dir, name), "w") as file:
+            file.write(name)
+    hook = LoggerHook(out_dir=str(tmp_path / "archive"), keep_local=False)
+    hook.before_run(logged)
+    hook.after_run(logged)
+    assert logged.visualizer.closed
+    target = tmp_path / "archive" / "exp"
+    copied = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
+    assert copied == ["config.py", "run.log", "vis_data/scalars.json"]
+    assert (target / "vis_data" / "scalars.json").read_text() == "vis_data/scalars.json"
+    assert sorted(os.listdir(log_dir)) == ["vis_data", "weights.pth"]  # keep_local=False
+
+
+def test_a_dataloader_without_length_has_no_epoch_end(logged):
+    logged.train_dataloader = SimpleNamespace()  # e.g. a streaming dataset
+    hook = LoggerHook(interval=2)
+    hook.before_train(logged)
+    hook.after_train_iter(logged, 0)
+    hook.after_train_iter(logged, 1)
+    assert train_iters(logged) == [1]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"interval": 0}, ValueError, "interval must be a positive int"),
+        ({"interval_exp_name": 1.5}, ValueError, "interval_exp_name must be a positive int"),
+        ({"out_dir": 3}, TypeError, "out_dir must be a path"),
+        ({"out_suffix": [".log", 1]}, TypeError, "out_suffix must be str"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        LoggerHook(**kwargs)

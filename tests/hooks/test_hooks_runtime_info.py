@@ -1,0 +1,110 @@
+"""RuntimeInfoHook: progress, learning rates, losses and metrics reach the MessageHub."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from runnerx.hooks import Hook, RuntimeInfoHook
+from runnerx.version import __version__
+
+
+class OptimWrapperStub:
+    """get_lr as the OptimWrapper contract has it, over a real optimizer."""
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+
+    def get_lr(self):
+        return {"lr": [group["lr"] for group in self.optimizer.param_groups]}
+
+
+class OptimWrapperDictStub:
+    def __init__(self, **wrappers):
+        self.wrappers = wrappers
+
+    def get_lr(self):
+        return {f"{name}.lr": wrapper.get_lr()["lr"] for name, wrapper in self.wrappers.items()}
+
+
+def sgd(*lrs):
+    groups = [{"params": [torch.nn.Parameter(torch.zeros(1))], "lr": lr} for lr in lrs]
+    return torch.optim.SGD(groups, lr=lrs[0])
+
+
+def test_before_run_records_the_run_description(runner):
+    RuntimeInfoHook().before_run(runner)
+    info = runner.message_hub.runtime_info
+    assert "max_epochs" not in info  # a val/test-only run has no training length
+    assert info["seed"] == 3 and info["experiment_name"] == "exp_20240101_000000"
+    assert "model = dict(type='Net')" in info["cfg"]
+    assert info["runnerx_version"] == __version__
+
+
+def test_before_train_records_resumed_progress_and_dataset_meta(runner):
+    runner.epoch, runner.iter = 2, 8
+    runner.train_dataloader = SimpleNamespace(dataset=SimpleNamespace(metainfo={"classes": "ab"}))
+    RuntimeInfoHook().before_train(runner)
+    info = runner.message_hub.runtime_info
+    assert (info["epoch"], info["iter"], info["dataset_meta"]) == (2, 8, {"classes": "ab"})
+    assert info["max_epochs"] == 3 and info["max_iters"] == 12
+
+
+def test_epoch_and_iter_info_follow_the_loop(runner, train):
+    seen = []
+
+    class Probe(Hook):
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            info = runner.message_hub.runtime_info
+            seen.append((info["epoch"], info["iter"]))
+
+    runner.optim_wrapper = OptimWrapperStub(sgd(0.1))
+    hook = RuntimeInfoHook()
+    train(runner, [hook, Probe()], epochs=2)
+    assert seen == [(epoch, epoch * 4 + i) for epoch in range(2) for i in range(4)]
+
+
+def test_learning_rate_of_the_first_param_group_is_logged_as_train_lr(runner):
+    runner.optim_wrapper = OptimWrapperStub(sgd(0.1, 0.01))
+    hook = RuntimeInfoHook()
+    hook.before_train_iter(runner, 0)
+    runner.optim_wrapper.optimizer.param_groups[0]["lr"] = 0.05
+    hook.before_train_iter(runner, 1)
+    assert runner.message_hub.scalars["train/lr"] == [0.1, 0.05]
+
+
+def test_each_optimizer_of_an_optim_wrapper_dict_has_its_own_lr_key(runner):
+    runner.optim_wrapper = OptimWrapperDictStub(
+        generator=OptimWrapperStub(sgd(0.2)), discriminator=OptimWrapperStub(sgd(0.4, 0.3))
+    )
+    RuntimeInfoHook().before_train_iter(runner, 0)
+    scalars = runner.message_hub.scalars
+    assert scalars["train/generator.lr"] == [0.2]
+    assert scalars["train/discriminator.lr"] == [0.4]
+    assert "train/lr" not in scalars
+
+
+def test_outputs_are_recorded_as_the_tensors_themselves(runner):
+    loss, acc = torch.tensor(0.7), torch.tensor(0.25)
+    RuntimeInfoHook().after_train_iter(runner, 0, outputs={"loss": loss, "acc": acc})
+    recorded = runner.message_hub.scalars
+    # the very same objects: nothing was converted (no .item(), no host-device sync)
+    assert recorded["train/loss"][0] is loss and recorded["train/acc"][0] is acc
+
+
+@pytest.mark.parametrize("mode", ["val", "test"])
+def test_metrics_are_scalars_and_other_results_are_info(runner, mode):
+    hook = RuntimeInfoHook()
+    metrics = {
+        "accuracy/top1": 81.5,
+        "auc": torch.tensor(0.9),
+        "mAP": np.float32(0.4),
+        "per_class": [0.1, 0.9],
+    }
+    getattr(hook, f"after_{mode}_epoch")(runner, metrics)
+    scalars = runner.message_hub.scalars
+    assert scalars[f"{mode}/accuracy/top1"] == [81.5]
+    assert f"{mode}/auc" in scalars and f"{mode}/mAP" in scalars
+    assert runner.message_hub.runtime_info[f"{mode}/per_class"] == [0.1, 0.9]
+    assert f"{mode}/per_class" not in scalars

@@ -1,0 +1,155 @@
+"""HistoryBuffer: statistics, bounded memory, exact global statistics, no sync on update."""
+
+import math
+import tracemalloc
+
+import pytest
+import torch
+
+from runnerx.logging import HistoryBuffer
+
+
+class CountingTensor(torch.Tensor):
+    """A tensor that counts the calls that would copy it to the host (a sync on CUDA)."""
+
+    conversions: list[str] = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in ("item", "tolist", "__float__", "__int__", "cpu", "numpy"):
+            cls.conversions.append(name)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def counting(value: float) -> CountingTensor:
+    return torch.tensor(value).as_subclass(CountingTensor)
+
+
+@pytest.fixture(autouse=True)
+def _reset_conversions():
+    CountingTensor.conversions = []
+
+
+def test_window_and_global_mean_use_counts_like_mmengine():
+    buffer = HistoryBuffer()
+    buffer.update(1.0)
+    buffer.update(6.0, count=2)  # a value counts for `count` observations: (1 + 6) / 3
+    buffer.update(3.0)
+    assert buffer.mean() == pytest.approx(10 / 4)
+    assert buffer.mean(2) == pytest.approx(9 / 3)
+    assert buffer.mean(1) == 3.0
+    assert buffer.mean(window_size=2) == pytest.approx(3.0)  # MMEngine's keyword
+    assert buffer.mean(100) == pytest.approx(10 / 4)
+
+
+def test_min_max_current_with_a_mix_of_floats_and_tensors():
+    buffer = HistoryBuffer()
+    for value in (3.0, torch.tensor(-1.5), 7, torch.tensor(2, dtype=torch.int64), 0.5):
+        buffer.update(value)
+    buffer.update(torch.tensor([4.0], dtype=torch.bfloat16))  # one element of any shape
+    assert buffer.current() == 4.0
+    assert isinstance(buffer.current(), float)
+    assert (buffer.min(), buffer.max()) == (-1.5, 7.0)
+    assert (buffer.min(3), buffer.max(3)) == (0.5, 4.0)
+    assert buffer.count == 6
+    assert buffer.mean() == pytest.approx((3 - 1.5 + 7 + 2 + 0.5 + 4) / 6)
+    assert buffer.statistics("max", 2) == 4.0
+    assert buffer.statistics("current") == 4.0
+
+
+def test_memory_is_bounded_and_global_statistics_stay_exact():
+    buffer = HistoryBuffer(max_length=100)
+    values = [math.sin(i) * 10 for i in range(5000)]
+    values[3] = -50.0  # extremes that leave the buffer long before the end
+    values[7] = 60.0
+    for value in values:
+        buffer.update(value)
+        assert len(buffer) <= 100
+    assert len(buffer) == 100
+    assert buffer.count == 5000
+    assert buffer.mean() == pytest.approx(sum(values) / 5000, rel=1e-12)
+    assert (buffer.min(), buffer.max()) == (-50.0, 60.0)
+    assert buffer.mean(10) == pytest.approx(sum(values[-10:]) / 10)
+    # a window longer than what is kept but shorter than the history: the kept values
+    assert buffer.mean(1000) == pytest.approx(sum(values[-100:]) / 100)
+
+
+def test_tensors_about_to_be_dropped_unread_are_materialised_first():
+    buffer = HistoryBuffer(max_length=8)
+    values = [float(i % 13) for i in range(300)]
+    for value in values:
+        buffer.update(torch.tensor(value))
+    assert buffer.mean() == pytest.approx(sum(values) / 300)
+    assert buffer.max() == 12.0
+
+
+def test_update_never_converts_a_tensor_and_a_read_converts_once():
+    buffer = HistoryBuffer()
+    for step in range(50):
+        buffer.update(counting(float(step)))
+    assert CountingTensor.conversions == []
+    assert buffer.mean(10) == pytest.approx(sum(range(40, 50)) / 10)
+    assert CountingTensor.conversions == ["tolist"]  # all 50 pending values in one transfer
+    buffer.current(), buffer.max(), buffer.count
+    assert CountingTensor.conversions == ["tolist"]
+
+
+def test_per_update_work_does_not_grow_with_the_history():
+    buffer = HistoryBuffer(max_length=100_000)  # keeps everything: nothing is ever dropped
+
+    def allocations_of(updates: int) -> tuple[int, int]:
+        """(bytes still held, peak bytes) allocated by ``updates`` updates."""
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        for step in range(updates):
+            buffer.update(float(step))
+        current, peak = tracemalloc.get_traced_memory()
+        return current - before, peak - before
+
+    tracemalloc.start()
+    try:
+        early_held, early_peak = allocations_of(2_048)
+        for step in range(36_000):
+            buffer.update(float(step))
+        late_held, late_peak = allocations_of(2_048)
+    finally:
+        tracemalloc.stop()
+    assert buffer.count == 40_096
+    # copying the history on an update (as MMEngine does) would peak at >= 8 bytes * 38,000
+    assert late_peak <= early_peak + 8_192
+    assert late_held <= early_held + 8_192
+
+
+def test_state_dict_is_plain_numbers_and_round_trips():
+    buffer = HistoryBuffer(max_length=5)
+    for step in range(12):
+        buffer.update(torch.tensor(float(step)), count=1 + step % 2)
+    state = buffer.state_dict()
+    assert all(type(value) is float for value in state["values"])
+    restored = HistoryBuffer.from_state_dict(state)
+    assert restored.mean() == buffer.mean()
+    assert restored.mean(3) == buffer.mean(3)
+    assert (restored.min(), restored.max(), restored.count) == (0.0, 11.0, 12)
+    restored.update(100.0)
+    assert restored.current() == 100.0 and restored.count == 13
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [("1.0", TypeError), (None, TypeError), (torch.ones(3), ValueError)],
+)
+def test_bad_values_are_refused(value, error):
+    with pytest.raises(error):
+        HistoryBuffer().update(value)
+
+
+def test_reading_an_empty_buffer_or_a_bad_window_says_so():
+    with pytest.raises(ValueError, match="no values yet"):
+        HistoryBuffer().mean()
+    buffer = HistoryBuffer()
+    buffer.update(1.0)
+    with pytest.raises(ValueError, match="positive int"):
+        buffer.mean(0)
+    with pytest.raises(ValueError, match="method_name"):
+        buffer.statistics("median")

@@ -1,0 +1,296 @@
+"""LogProcessor: exact MMEngine-style lines and tags from a real MessageHub."""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+import runnerx.logging.log_processor as log_processor_module
+from runnerx.logging import LogProcessor, MessageHub
+from runnerx.registry import LOG_PROCESSORS
+
+
+def make_runner(hub_name: str, trains: bool = True, **overrides) -> SimpleNamespace:
+    """A runner with the attributes the log processor reads and a real MessageHub; with
+    ``trains``, the hub holds 'max_epochs' / 'max_iters' as RuntimeInfoHook records them."""
+    runner = SimpleNamespace(
+        message_hub=MessageHub(hub_name),
+        epoch=0,
+        iter=9,
+        max_epochs=10,
+        max_iters=230,
+        train_dataloader=range(23),
+        val_dataloader=range(16),
+        test_dataloader=range(16),
+        model=torch.nn.Linear(2, 2),
+    )
+    runner.unwrapped_model = runner.model
+    for name, value in overrides.items():
+        setattr(runner, name, value)
+    if trains:
+        runner.message_hub.update_info("max_epochs", runner.max_epochs)
+        runner.message_hub.update_info("max_iters", runner.max_iters)
+    return runner
+
+
+def fill_train(hub: MessageHub, iterations: int = 10) -> None:
+    """What the runtime-info and timer hooks leave in the hub over ``iterations``."""
+    for step in range(iterations):
+        hub.update_scalar("train/lr", 0.01)
+        hub.update_scalar("train/data_time", 0.001)
+        hub.update_scalar("train/time", 0.5)
+        hub.update_scalar("train/loss", torch.tensor(2.0 + step))  # tensors, as train_step gives
+        hub.update_scalar("train/acc", float(step))
+
+
+def fill_val(hub: MessageHub, iterations: int, mode: str = "val") -> None:
+    for _ in range(iterations):
+        hub.update_scalar(f"{mode}/data_time", 0.001)
+        hub.update_scalar(f"{mode}/time", 0.25)
+
+
+def test_epoch_based_train_line_and_tag():
+    runner = make_runner("lp_train_epoch")
+    fill_train(runner.message_hub, 15)
+    tag, line = LogProcessor().get_log_after_iter(runner, batch_idx=9, mode="train")
+    # loss and time are averaged over the last 10 updates, acc is its newest value;
+    # eta = mean time so far (0.5 s) * (230 - 9 - 1) iterations left
+    assert line == (
+        "Epoch(train)  [1][10/23]  lr: 1.0000e-02  eta: 0:01:50  time: 0.5000  "
+        "data_time: 0.0010  loss: 11.5000  acc: 14.0000"
+    )
+    assert tag == pytest.approx(
+        {
+            "lr": 0.01,
+            "data_time": 0.001,
+            "time": 0.5,
+            "loss": 11.5,
+            "acc": 14.0,
+            "epoch": 1,
+            "iter": 10,
+        }
+    )
+    assert all(isinstance(tag[key], float) for key in ("lr", "loss", "time", "data_time"))
+
+
+def test_epochs_are_right_aligned_to_the_width_of_max_epochs():
+    runner = make_runner("lp_align", epoch=99, max_epochs=100, iter=2299, max_iters=2300)
+    fill_train(runner.message_hub, 1)
+    _, line = LogProcessor().get_log_after_iter(runner, 0, "train")
+    assert line.startswith("Epoch(train) [100][ 1/23]  lr: 1.0000e-02  eta: 0:00:00  ")
+    runner.epoch = 0
+    _, line = LogProcessor().get_log_after_iter(runner, 0, "train")
+    assert line.startswith("Epoch(train)   [1][ 1/23]  ")
+
+
+def test_iteration_based_train_line():
+    runner = make_runner("lp_train_iter", iter=9, max_iters=1000)
+    fill_train(runner.message_hub)
+    tag, line = LogProcessor(by_epoch=False).get_log_after_iter(runner, 9, "train")
+    assert line == (
+        "Iter(train) [  10/1000]  lr: 1.0000e-02  eta: 0:08:15  time: 0.5000  "
+        "data_time: 0.0010  loss: 6.5000  acc: 9.0000"
+    )
+    assert "epoch" not in tag and tag["iter"] == 10
+
+
+def test_several_learning_rates_are_shown_together_first():
+    runner = make_runner("lp_two_lrs")
+    hub = runner.message_hub
+    hub.update_scalar("train/generator.lr", 0.01)
+    hub.update_scalar("train/discriminator.lr", 0.0002)
+    hub.update_scalar("train/loss", 1.0)
+    tag, line = LogProcessor().get_log_after_iter(runner, 9, "train")
+    assert line == (
+        "Epoch(train)  [1][10/23]  generator.lr: 1.0000e-02 discriminator.lr: 2.0000e-04  "
+        "loss: 1.0000"
+    )
+    assert tag["generator.lr"] == 0.01 and tag["discriminator.lr"] == 0.0002
+
+
+def test_val_iteration_line_shows_eta_and_times_only():
+    runner = make_runner("lp_val_iter", epoch=1, max_epochs=5)
+    fill_train(runner.message_hub)
+    fill_val(runner.message_hub, 5)
+    tag, line = LogProcessor().get_log_after_iter(runner, 4, "val")
+    # eta = mean time of this loop (0.25 s) * 11 batches left
+    assert line == "Epoch(val) [1][ 5/16]  eta: 0:00:02  time: 0.2500  data_time: 0.0010"
+    assert tag["epoch"] == 1 and tag["iter"] == 10
+
+
+def test_val_epoch_line_with_metrics_and_epoch_mean_times():
+    runner = make_runner("lp_val_epoch", epoch=1, max_epochs=5)
+    hub = runner.message_hub
+    fill_val(hub, 16)  # an earlier validation ...
+    for _ in range(16):  # ... and this one, slower: its mean is what the line shows
+        hub.update_scalar("val/data_time", 0.001)
+        hub.update_scalar("val/time", 0.01)
+    hub.update_scalar("val/accuracy/top1", 96.2)
+    tag, line = LogProcessor().get_log_after_epoch(runner, 16, "val")
+    assert (
+        line == "Epoch(val) [1][16/16]    accuracy/top1: 96.2000  data_time: 0.0010  time: 0.0100"
+    )
+    assert tag == pytest.approx({"accuracy/top1": 96.2, "data_time": 0.001, "time": 0.01})
+    assert list(tag) == ["accuracy/top1", "data_time", "time"]
+
+
+def test_non_scalar_results_are_shown_and_tagged_on_request():
+    runner = make_runner("lp_non_scalar", epoch=1)
+    hub = runner.message_hub
+    fill_val(hub, 16)
+    hub.update_scalar("val/accuracy", 90.0)
+    hub.update_info("val/confusion", torch.eye(2))
+    tag, line = LogProcessor().get_log_after_epoch(runner, 16, "val")
+    assert "confusion" not in tag
+    assert "confusion: \ntensor([[1., 0.],\n        [0., 1.]])\n" in line
+    tag, _ = LogProcessor().get_log_after_epoch(runner, 16, "val", with_non_scalar=True)
+    assert torch.equal(tag["confusion"], torch.eye(2))
+
+
+@pytest.mark.parametrize(
+    ("by_epoch", "mode", "trains", "header"),
+    [
+        (True, "test", True, "Epoch(test) [16/16]"),
+        (False, "val", True, "Iter(val) [16/16]"),
+        (True, "val", False, "Epoch(val) [0][16/16]"),  # validation without training
+    ],
+)
+def test_epoch_line_headers(by_epoch, mode, trains, header):
+    epoch = 3 if trains else 0
+    runner = make_runner(f"lp_header_{by_epoch}_{mode}_{trains}", trains=trains, epoch=epoch)
+    runner.message_hub.update_scalar(f"{mode}/accuracy", 50.0)
+    _, line = LogProcessor(by_epoch=by_epoch).get_log_after_epoch(runner, 16, mode)
+    assert line == f"{header}    accuracy: 50.0000"
+
+
+def test_val_iteration_line_without_training_touches_no_training_attribute():
+    runner = make_runner("lp_val_only", trains=False, iter=0)
+    for name in ("max_epochs", "max_iters", "train_dataloader"):
+        delattr(runner, name)  # a test-only Runner cannot answer these
+    fill_val(runner.message_hub, 5)
+    tag, line = LogProcessor().get_log_after_iter(runner, 4, "val")
+    assert line == "Epoch(val) [0][ 5/16]  eta: 0:00:02  time: 0.2500  data_time: 0.0010"
+    assert (tag["epoch"], tag["iter"]) == (0, 0)
+
+
+def test_test_and_iteration_based_val_iteration_headers():
+    runner = make_runner("lp_iter_headers")
+    fill_val(runner.message_hub, 5)
+    fill_val(runner.message_hub, 5, mode="test")
+    _, line = LogProcessor().get_log_after_iter(runner, 4, "test")
+    assert line == "Epoch(test) [ 5/16]  eta: 0:00:02  time: 0.2500  data_time: 0.0010"
+    _, line = LogProcessor(by_epoch=False).get_log_after_iter(runner, 4, "val")
+    assert line.startswith("Iter(val) [ 5/16]  eta: ")
+
+
+def test_log_with_hierarchy_prefixes_the_tag_not_the_line():
+    runner = make_runner("lp_hierarchy")
+    fill_train(runner.message_hub)
+    processor = LogProcessor(log_with_hierarchy=True)
+    tag, line = processor.get_log_after_iter(runner, 9, "train")
+    assert {"train/lr", "train/loss", "train/time", "epoch", "iter"} <= set(tag)
+    assert "lr: 1.0000e-02" in line and "loss: 6.5000" in line
+
+
+def test_custom_cfg_adds_and_replaces_statistics():
+    runner = make_runner("lp_custom")
+    fill_train(runner.message_hub, 30)  # loss 2..31, acc 0..29
+    processor = LogProcessor(
+        custom_cfg=[
+            dict(data_src="loss", log_name="loss_epoch", method_name="mean", window_size="epoch"),
+            dict(data_src="loss", log_name="loss_global", method_name="mean", window_size="global"),
+            dict(data_src="acc", method_name="max", window_size=5),
+            dict(data_src="loss", log_name="loss_min", method_name="min"),
+        ]
+    )
+    tag, line = processor.get_log_after_iter(runner, batch_idx=3, mode="train")
+    assert tag["loss_epoch"] == pytest.approx((28 + 29 + 30 + 31) / 4)  # 4 iterations this epoch
+    assert tag["loss_global"] == pytest.approx(sum(range(2, 32)) / 30)
+    assert tag["acc"] == 29.0
+    assert tag["loss_min"] == 2.0
+    assert line.endswith(
+        "loss: 26.5000  acc: 29.0000  loss_epoch: 29.5000  loss_global: 16.5000  loss_min: 2.0000"
+    )
+
+
+@pytest.mark.parametrize(
+    ("custom_cfg", "by_epoch", "message"),
+    [
+        (
+            [dict(data_src="loss", method_name="mean", windw_size=5)],
+            True,
+            r"custom_cfg\[0\] has an unknown key 'windw_size' \(did you mean 'window_size'\?\)",
+        ),
+        (
+            [dict(data_src="loss", method_name="maen")],
+            True,
+            r"custom_cfg\[0\]\.method_name .* got 'maen' \(did you mean 'mean'\?\)",
+        ),
+        (
+            [dict(data_src="loss", method_name="mean", window_size="epoch")],
+            False,
+            r"custom_cfg\[0\]\.window_size='epoch' needs log_processor\.by_epoch=True",
+        ),
+        (
+            [dict(data_src="loss", method_name="mean", window_size=0)],
+            True,
+            r"custom_cfg\[0\]\.window_size must be a positive int, 'epoch' or 'global'",
+        ),
+        (
+            [dict(data_src="loss", method_name="current", window_size=3)],
+            True,
+            r"custom_cfg\[0\]: method_name='current' takes no window_size",
+        ),
+        ([dict(method_name="mean")], True, r"custom_cfg\[0\]\.data_src must name"),
+        (
+            [dict(data_src="loss", method_name="mean"), dict(data_src="loss", method_name="max")],
+            True,
+            r"custom_cfg\[1\] logs 'loss', which custom_cfg\[0\] logs already",
+        ),
+    ],
+)
+def test_custom_cfg_errors_name_the_entry(custom_cfg, by_epoch, message):
+    with pytest.raises(ValueError, match=message):
+        LogProcessor(by_epoch=by_epoch, custom_cfg=custom_cfg)
+
+
+def test_bad_arguments_and_modes_are_refused():
+    with pytest.raises(ValueError, match="log_processor.window_size must be a positive int"):
+        LogProcessor(window_size=0)
+    with pytest.raises(TypeError, match="must be a dict like"):
+        LogProcessor(custom_cfg=["loss"])
+    runner = make_runner("lp_modes")
+    with pytest.raises(ValueError, match="mode must be one of 'val', 'test'"):
+        LogProcessor().get_log_after_epoch(runner, 0, "train")
+
+
+@pytest.mark.parametrize(
+    ("seconds_per_iter", "eta"), [(0.5, "0:01:50"), (17.0, "1:02:20"), (400.0, "1 day, 0:26:40")]
+)
+def test_eta_is_formatted_as_hours_minutes_seconds(seconds_per_iter, eta):
+    runner = make_runner(f"lp_eta_{seconds_per_iter}")
+    runner.message_hub.update_scalar("train/time", seconds_per_iter)
+    runner.message_hub.update_scalar("train/data_time", 0.0)
+    _, line = LogProcessor().get_log_after_iter(runner, 9, "train")
+    assert f"  eta: {eta}  " in line
+
+
+def test_memory_is_shown_for_a_cuda_model_and_the_peak_reset(monkeypatch):
+    resets = []
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device: 1234 * 2**20 + 5)
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", resets.append)
+    cuda_parameter = SimpleNamespace(device=torch.device("cuda", 0))
+    model = SimpleNamespace(parameters=lambda: iter([cuda_parameter]))
+    runner = make_runner("lp_memory", model=model, unwrapped_model=model)
+    fill_train(runner.message_hub)
+    tag, line = LogProcessor().get_log_after_iter(runner, 9, "train")
+    assert "data_time: 0.0010  memory: 1234  loss: 6.5000" in line
+    assert tag["memory"] == 1234
+    assert resets == [torch.device("cuda", 0)]
+    assert log_processor_module._max_memory_mb(make_runner("lp_memory_cpu")) is None
+
+
+def test_built_from_the_registry():
+    processor = LOG_PROCESSORS.build(dict(type="LogProcessor", window_size=3, by_epoch=False))
+    assert isinstance(processor, LogProcessor)
+    assert (processor.window_size, processor.by_epoch) == (3, False)

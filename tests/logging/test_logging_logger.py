@@ -1,0 +1,126 @@
+"""get_logger / print_log: layout, colour on the console only, ranks, no duplicate handlers."""
+
+import logging
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from termcolor.termcolor import can_colorize
+
+import runnerx.logging.logger as logger_module
+from runnerx.logging import get_logger, print_log
+
+ROOT = Path(__file__).parents[2]
+LINE = re.compile(r"^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} - (\S+) - (\w+) - (.*)$")
+
+
+def run_logging_script(tmp_path: Path, **env: str) -> tuple[str, str]:
+    """Log two lines in a fresh interpreter (termcolor decides once per process whether to
+    colour); return (console output, log file text)."""
+    log_file = tmp_path / "run" / "20261121_150405.log"
+    script = textwrap.dedent(
+        f"""
+        from runnerx.logging import get_logger
+        logger = get_logger('runnerx', log_file={str(log_file)!r})
+        logger.info('info line')
+        logger.warning('warning line')
+        """
+    )
+    clean_env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**clean_env, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout, log_file.read_text()
+
+
+def test_console_is_coloured_when_forced_and_the_file_never_is(tmp_path):
+    console, log = run_logging_script(tmp_path, FORCE_COLOR="1")
+    assert "\x1b[" in console
+    assert "info line" in console and "warning line" in console
+    assert "\x1b[" not in log
+    lines = log.splitlines()
+    assert [LINE.match(line).groups() for line in lines] == [
+        ("runnerx", "INFO", "info line"),
+        ("runnerx", "WARNING", "warning line"),
+    ]
+
+
+@pytest.mark.parametrize("env", [{}, {"NO_COLOR": "1"}])
+def test_console_is_plain_when_not_a_terminal_or_no_color(env, monkeypatch, capsys):
+    for name in ("FORCE_COLOR", "NO_COLOR", "ANSI_COLORS_DISABLED"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    can_colorize.cache_clear()  # termcolor caches its answer per process
+    try:
+        get_logger(f"runnerx_test_plain_{len(env)}", rank=0).info("info line")
+    finally:
+        can_colorize.cache_clear()
+    out = capsys.readouterr().out  # captured output is no terminal
+    assert "\x1b[" not in out
+    assert LINE.match(out.splitlines()[0]).groups()[1:] == ("INFO", "info line")
+
+
+def test_calling_again_adds_no_handlers_and_a_new_file_replaces_the_old(tmp_path, capsys):
+    first_file, second_file = tmp_path / "a.log", tmp_path / "b.log"
+    logger = get_logger("runnerx_test_again", log_file=first_file, rank=0)
+    logger.info("to a")
+    assert get_logger("runnerx_test_again", log_file=first_file, rank=0) is logger
+    assert len(logger.handlers) == 2
+    get_logger("runnerx_test_again", rank=0)
+    assert len(logger.handlers) == 2
+    get_logger("runnerx_test_again", log_file=second_file, rank=0).info("to b")
+    assert len(logger.handlers) == 2
+    assert "to b" not in first_file.read_text() and "to a" in first_file.read_text()
+    assert "to b" in second_file.read_text()
+    assert capsys.readouterr().out.count("to a") == 1
+
+
+def test_a_non_zero_rank_shows_warnings_only_and_writes_no_file(tmp_path, capsys):
+    log_file = tmp_path / "rank1" / "run.log"
+    logger = get_logger("runnerx_test_rank1", log_file=log_file, rank=1)
+    logger.info("hidden")
+    logger.warning("shown")
+    logger.error("also shown")
+    out = capsys.readouterr().out
+    assert "hidden" not in out
+    assert "shown" in out and "also shown" in out
+    assert not log_file.parent.exists()
+
+
+def test_log_level_is_respected_and_checked(tmp_path, capsys):
+    logger = get_logger("runnerx_test_level", log_level="WARNING", rank=0)
+    logger.info("quiet")
+    logger.warning("loud")
+    out = capsys.readouterr().out
+    assert "quiet" not in out and "loud" in out
+    with pytest.raises(ValueError, match="did you mean 'INFO'"):
+        get_logger("runnerx_test_level", log_level="INF")
+
+
+def test_print_log_uses_the_current_logger_a_named_one_or_print(tmp_path, capsys, monkeypatch):
+    log_file = tmp_path / "current.log"
+    get_logger("runnerx_test_print", log_file=log_file, rank=0)
+    print_log("through the current logger")
+    print_log("a warning", logger="runnerx_test_print", level=logging.WARNING)
+    print_log("dropped", logger="silent")
+    text = log_file.read_text()
+    assert "INFO - through the current logger" in text
+    assert "WARNING - a warning" in text
+    assert "dropped" not in text
+
+    capsys.readouterr()
+    monkeypatch.setattr(logger_module, "_current_logger_name", None)
+    print_log("plain print")
+    assert capsys.readouterr().out == "plain print\n"
+    with pytest.raises(TypeError, match="logging.Logger"):
+        print_log("x", logger=42)

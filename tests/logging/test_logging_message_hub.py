@@ -1,0 +1,100 @@
+"""MessageHub: named instances, scalars, runtime info, state_dict round trip."""
+
+import json
+
+import pytest
+import torch
+
+from runnerx.logging import MessageHub
+
+
+def test_get_instance_creates_once_and_makes_current():
+    first = MessageHub.get_instance("hub_test_a")
+    second = MessageHub.get_instance("hub_test_b")
+    assert MessageHub.get_current_instance() is second
+    assert MessageHub.get_instance("hub_test_a") is first
+    assert MessageHub.get_current_instance() is first
+    assert first.instance_name == "hub_test_a"
+
+
+def test_current_instance_defaults_to_a_runnerx_hub(monkeypatch):
+    monkeypatch.setattr(MessageHub, "_instances", {})
+    monkeypatch.setattr(MessageHub, "_current", None)
+    hub = MessageHub.get_current_instance()
+    assert hub.instance_name == "runnerx"
+    assert MessageHub.get_current_instance() is hub
+
+
+def test_scalars_keep_tensors_until_read():
+    hub = MessageHub("scalars")
+    hub.update_scalar("train/loss", torch.tensor(2.0))
+    hub.update_scalars({"train/loss": torch.tensor(4.0), "train/acc": {"value": 3.0, "count": 2}})
+    assert hub.get_scalar("train/loss").mean() == 3.0
+    assert hub.get_scalar("train/acc").mean() == 1.5
+    assert list(hub.log_scalars) == ["train/loss", "train/acc"]
+
+
+def test_missing_scalar_error_names_the_key_a_close_match_and_the_known_keys():
+    hub = MessageHub("missing")
+    hub.update_scalar("train/loss", 1.0)
+    hub.update_scalar("train/lr", 0.1)
+    with pytest.raises(KeyError) as error:
+        hub.get_scalar("train/los")
+    message = str(error.value)
+    assert "'train/los'" in message and "Did you mean 'train/loss'" in message
+    assert "['train/loss', 'train/lr']" in message
+
+
+def test_a_bad_value_names_its_key_and_leaves_no_empty_buffer():
+    hub = MessageHub("bad")
+    with pytest.raises(TypeError, match="'train/name'"):
+        hub.update_scalar("train/name", "resnet")
+    assert "train/name" not in hub.log_scalars
+
+
+def test_runtime_info():
+    hub = MessageHub("info")
+    hub.update_info("epoch", 3)
+    hub.update_info_dict({"iter": 30, "max_iters": 100})
+    assert (hub.get_info("epoch"), hub.get_info("iter"), hub.get_info("max_iters")) == (3, 30, 100)
+    assert hub.get_info("missing") is None
+    assert hub.get_info("missing", default=7) == 7
+    assert hub.pop_info("iter") == 30 and "iter" not in hub.runtime_info
+
+
+def test_state_dict_round_trip_through_a_weights_only_checkpoint(tmp_path):
+    hub = MessageHub("saved", max_length=20)
+    for step in range(50):
+        hub.update_scalar("train/loss", torch.tensor(float(step)))
+        hub.update_scalar("train/time", 0.5, resumed=False)
+    hub.update_info("epoch", 2)
+    hub.update_info("eta", 10.0, resumed=False)
+    state = hub.state_dict()
+    json.dumps(state)  # plain numbers, lists and dicts only
+    assert set(state["log_scalars"]) == {"train/loss"}
+    assert state["runtime_info"] == {"epoch": 2}
+
+    torch.save(state, tmp_path / "hub.pth")
+    loaded = torch.load(tmp_path / "hub.pth", weights_only=True)
+    resumed = MessageHub("resumed")
+    resumed.load_state_dict(loaded)
+    loss = resumed.get_scalar("train/loss")
+    assert loss.mean(10) == pytest.approx(sum(range(40, 50)) / 10)
+    assert loss.mean() == pytest.approx(sum(range(50)) / 50)
+    assert loss.count == 50
+    assert resumed.get_info("epoch") == 2
+    resumed.update_scalar("train/loss", 100.0)
+    assert loss.current() == 100.0
+
+
+def test_loads_the_message_hub_of_an_mmengine_checkpoint():
+    mmengine_logging = pytest.importorskip("mmengine.logging")
+    theirs = mmengine_logging.MessageHub("mmengine_source")
+    for value in (1.0, 2.0, 6.0):
+        theirs.update_scalar("train/loss", value)
+    theirs.update_info("epoch", 4)
+    ours = MessageHub("from_mmengine")
+    ours.load_state_dict(theirs.state_dict())
+    assert ours.get_scalar("train/loss").mean(2) == theirs.get_scalar("train/loss").mean(2)
+    assert ours.get_scalar("train/loss").mean() == pytest.approx(3.0)
+    assert ours.get_info("epoch") == 4

@@ -1,0 +1,132 @@
+"""Visualizer and its backends: JSON lines on disk, TensorBoard events read back."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runnerx.config import Config
+from runnerx.logging import LocalVisBackend, TensorboardVisBackend, Visualizer
+from runnerx.registry import VISBACKENDS, VISUALIZERS
+
+ROOT = Path(__file__).parents[2]
+
+
+def read_json_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_local_backend_appends_one_json_object_per_call(tmp_path):
+    backend = LocalVisBackend(tmp_path)
+    backend.add_scalars({"lr": 0.01, "loss": 2.3}, step=10)
+    # each write is on disk at once (nothing kept in a buffer a crash would lose)
+    assert (tmp_path / "scalars.json").read_text() == '{"lr": 0.01, "loss": 2.3, "step": 10}\n'
+    backend.add_scalar("accuracy/top1", 96.2, step=1)
+    LocalVisBackend(tmp_path).add_scalars({"loss": 1.5}, step=20)  # a resumed run appends
+    assert read_json_lines(tmp_path / "scalars.json") == [
+        {"lr": 0.01, "loss": 2.3, "step": 10},
+        {"accuracy/top1": 96.2, "step": 1},
+        {"loss": 1.5, "step": 20},
+    ]
+
+
+def test_local_backend_writes_the_extra_file_path_and_the_config(tmp_path):
+    backend = LocalVisBackend(tmp_path, scalar_save_file="all.json", config_save_file="cfg.py")
+    backend.add_scalars({"loss": 1.0}, step=3, file_path="20261121_150405.json")
+    assert read_json_lines(tmp_path / "20261121_150405.json") == [{"loss": 1.0, "step": 3}]
+    assert read_json_lines(tmp_path / "all.json") == [{"loss": 1.0, "step": 3}]
+    with pytest.raises(ValueError, match="other than the scalar file"):
+        backend.add_scalars({"loss": 1.0}, step=3, file_path="all.json")
+
+    config = Config(dict(model=dict(type="Net", depth=18), lr=0.1))
+    backend.add_config(config)
+    text = (tmp_path / "cfg.py").read_text()
+    assert text == config.pretty_text
+    assert Config.fromstring(text, ".py").to_dict() == config.to_dict()
+    with pytest.raises(ValueError, match=r"\.json"):
+        LocalVisBackend(tmp_path, scalar_save_file="scalars.txt")
+
+
+def test_visualizer_from_config_writes_into_save_dir_vis_data(tmp_path):
+    visualizer = VISUALIZERS.build(
+        dict(type="Visualizer", vis_backends=[dict(type="LocalVisBackend")], save_dir=str(tmp_path))
+    )
+    assert Visualizer.get_current_instance() is visualizer
+    visualizer.add_scalars({"loss": 0.5}, step=1)
+    visualizer.add_scalar("lr", 0.1, step=2)
+    visualizer.add_config(dict(a=1))
+    visualizer.close()
+    assert read_json_lines(tmp_path / "vis_data" / "scalars.json") == [
+        {"loss": 0.5, "step": 1},
+        {"lr": 0.1, "step": 2},
+    ]
+    assert "a = 1" in (tmp_path / "vis_data" / "config.py").read_text()
+    assert isinstance(visualizer.get_backend("LocalVisBackend"), LocalVisBackend)
+
+
+def test_visualizer_instances_names_and_backends_without_a_save_dir(tmp_path):
+    with pytest.warns(UserWarning, match="needs a save_dir"):
+        visualizer = Visualizer("vis_test_no_dir", vis_backends=dict(type="LocalVisBackend"))
+    assert visualizer.vis_backends == {}
+    assert Visualizer.get_instance("vis_test_no_dir") is visualizer
+    named = Visualizer(
+        "vis_test_named",
+        vis_backends=[
+            dict(type="LocalVisBackend", name="a"),
+            LocalVisBackend(tmp_path / "b"),
+        ],
+        save_dir=tmp_path,
+    )
+    assert list(named.vis_backends) == ["a", "LocalVisBackend"]
+    assert Visualizer.get_current_instance() is named
+    with pytest.raises(ValueError, match=r"vis_backends\[1\]: a backend named 'LocalVisBackend'"):
+        Visualizer(
+            "vis_test_twice",
+            vis_backends=[dict(type="LocalVisBackend"), dict(type="LocalVisBackend")],
+            save_dir=tmp_path,
+        )
+
+
+def test_tensorboard_events_read_back_with_tensorboard(tmp_path):
+    event_accumulator = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_accumulator"
+    )
+    backend = VISBACKENDS.build(dict(type="TensorboardVisBackend", save_dir=str(tmp_path / "tb")))
+    assert not (tmp_path / "tb").exists()  # the writer is made on first use
+    backend.add_scalars({"loss": 2.5, "lr": 0.01, "step": 10}, step=10)
+    backend.add_scalars({"loss": 1.5, "lr": 0.005}, step=20)
+    backend.add_scalar("accuracy/top1", 96.25, step=1)
+    backend.add_config(Config(dict(lr=0.1)))
+    with pytest.warns(UserWarning, match="skips 'matrix'"):
+        backend.add_scalars({"matrix": [[1, 0], [0, 1]]}, step=20)
+    backend.close()
+
+    events = event_accumulator.EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    assert sorted(events.Tags()["scalars"]) == ["accuracy/top1", "loss", "lr"]
+    loss = [(event.step, event.value) for event in events.Scalars("loss")]
+    assert loss == [(10, 2.5), (20, 1.5)]
+    assert [(e.step, e.value) for e in events.Scalars("accuracy/top1")] == [(1, 96.25)]
+    assert [e.value for e in events.Scalars("lr")] == pytest.approx([0.01, 0.005])
+    assert "config/text_summary" in events.Tags()["tensors"]
+    text = events.Tensors("config/text_summary")[0].tensor_proto.string_val[0].decode()
+    assert "lr = 0.1" in text
+
+
+def test_tensorboard_missing_names_the_install_command(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # import fails
+    backend = TensorboardVisBackend(tmp_path)
+    with pytest.raises(ImportError, match=r"pip install tensorboard .*runnerx\[tensorboard\]"):
+        backend.add_scalars({"loss": 1.0}, step=1)
+
+
+def test_importing_runnerx_logging_does_not_import_tensorboard():
+    code = (
+        "import sys, runnerx.logging; print(sorted(m for m in sys.modules if 'tensorboard' in m))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"

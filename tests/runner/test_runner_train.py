@@ -1,0 +1,252 @@
+"""End to end: the Runner trains, validates, tests, logs and checkpoints from configs."""
+
+import json
+import re
+from pathlib import Path
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from runnerx import HOOKS, MODELS, Config
+from runnerx.hooks import Hook
+from runnerx.model import BaseModel
+from runnerx.runner import Runner
+
+
+ROOT = Path(__file__).parents[2]
+
+
+def run_tool(*args: str) -> subprocess.CompletedProcess:
+    """Run ``python tools/...`` as a user would; fail with its output on error."""
+    result = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 0, f"{args}:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    return result
+
+
+def scalars(work_dir: Path) -> list[dict]:
+    (log_dir,) = [p for p in work_dir.iterdir() if p.is_dir()]
+    lines = (log_dir / "vis_data" / "scalars.json").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_digits_example_trains_to_95_percent_with_tools_train(tmp_path):
+    work = tmp_path / "work"
+    result = run_tool("tools/train.py", "configs/digits_convnet.py", "--work-dir", str(work))
+    accuracies = [row["accuracy/top1"] for row in scalars(work) if "accuracy/top1" in row]
+    assert len(accuracies) == 8  # validated after every epoch
+    assert accuracies[-1] >= 95.0
+    (log_dir,) = [p for p in work.iterdir() if p.is_dir()]
+    log_text = (log_dir / f"{log_dir.name}.log").read_text()
+    assert re.search(r"Epoch\(train\) +\[1\]\[10/23\] +lr: \S+ +eta: \S+ +time: \S+ +data_time", log_text)
+    assert "Epoch(val) [8][" in log_text and "accuracy/top1:" in log_text
+    assert "\x1b[" not in log_text  # no colour codes in the file
+    dumped = Config.fromfile(log_dir / "digits_convnet.py")
+    assert dumped.train_cfg.max_epochs == 8 and dumped.work_dir == str(work)
+    checkpoints = sorted(p.name for p in work.glob("*.pth"))
+    assert checkpoints == ["epoch_7.pth", "epoch_8.pth"]  # max_keep_ckpts=2
+    assert (work / "last_checkpoint").read_text().strip().endswith("epoch_8.pth")
+    assert "loss" in result.stderr + result.stdout + log_text
+
+
+def test_tools_test_evaluates_a_checkpoint(tmp_path):
+    work = tmp_path / "work"
+    run_tool(
+        "tools/train.py", "configs/digits_convnet.py", "--work-dir", str(work),
+        "--cfg-options", "train_cfg.max_epochs=2",
+    )
+    run_tool("tools/test.py", "configs/digits_convnet.py", str(work / "epoch_2.pth"),
+             "--work-dir", str(tmp_path / "test"))
+    (log_dir,) = (tmp_path / "test").iterdir()
+    tested = json.loads((log_dir / f"{log_dir.name}.json").read_text())
+    trained = [row for row in scalars(work) if "accuracy/top1" in row][-1]["accuracy/top1"]
+    assert tested["accuracy/top1"] == pytest.approx(trained)
+
+
+@HOOKS.register_module()
+class RecordingHook(Hook):
+    """Records every point it is called at (registered as an MMEngine user would)."""
+
+    calls: list = []
+
+    def __init__(self):
+        RecordingHook.calls = []
+
+    def _record(self, name):
+        RecordingHook.calls.append(name)
+
+
+for _point in (
+    "before_run", "before_train", "before_train_epoch", "before_train_iter", "after_train_iter",
+    "after_train_epoch", "before_val", "before_val_epoch", "before_val_iter", "after_val_iter",
+    "after_val_epoch", "after_val", "after_train", "after_run", "before_save_checkpoint",
+):
+    setattr(RecordingHook, _point, (lambda name: lambda self, *a, **k: self._record(name))(_point))
+
+
+def small_digits(cfg, epochs=2):
+    cfg.merge_from_dict({"train_cfg.max_epochs": epochs, "param_scheduler.1.end": epochs})
+    return cfg
+
+
+def test_hook_points_are_called_in_mmengine_order(digits_cfg):
+    cfg = small_digits(digits_cfg, epochs=1)
+    cfg.custom_hooks = [dict(type="RecordingHook")]
+    Runner.from_cfg(cfg).train()
+    calls = RecordingHook.calls
+    iters = 23
+    expected = (
+        ["before_run", "before_train", "before_train_epoch"]
+        + ["before_train_iter", "after_train_iter"] * iters
+        + ["before_save_checkpoint", "after_train_epoch"]
+        + ["before_val", "before_val_epoch"]
+        + ["before_val_iter", "after_val_iter"] * 2
+        + ["after_val_epoch", "after_val", "after_train", "after_run"]
+    )
+    assert _without_checkpoint(calls) == _without_checkpoint(expected)
+    assert "before_save_checkpoint" in calls
+
+
+def _without_checkpoint(calls):
+    return [call for call in calls if call != "before_save_checkpoint"]
+
+
+def test_hooks_only_called_where_they_act(digits_cfg):
+    runner = Runner.from_cfg(small_digits(digits_cfg, 1))
+    for point in ("before_train_iter", "after_train_iter", "after_val_iter"):
+        for method in runner.hook_methods(point):
+            assert getattr(type(method.__self__), point) is not getattr(Hook, point)
+    names = [type(m.__self__).__name__ for m in runner.hook_methods("after_train_iter")]
+    assert "DistSamplerSeedHook" not in names and "ParamSchedulerHook" in names
+
+
+def test_model_train_mode_is_set_once_per_epoch_not_per_iteration(digits_cfg, monkeypatch):
+    runner = Runner.from_cfg(small_digits(digits_cfg, 2))
+    calls = []
+    original = torch.nn.Module.train
+
+    def counting_train(module, mode=True):
+        if module is runner.unwrapped_model:
+            calls.append(mode)
+        return original(module, mode)
+
+    monkeypatch.setattr(torch.nn.Module, "train", counting_train)
+    runner.train()
+    # per epoch: train() at its start, eval() for validation (and train() after it)
+    assert len(calls) <= 6, calls
+
+
+def test_same_seed_same_weights(tmp_path):
+    weights = []
+    for run in range(2):
+        cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+        cfg.work_dir = str(tmp_path / f"w{run}")
+        small_digits(cfg, 1)
+        runner = Runner.from_cfg(cfg)
+        runner.train()
+        weights.append({k: v.clone() for k, v in runner.unwrapped_model.state_dict().items()})
+    for key in weights[0]:
+        assert torch.equal(weights[0][key], weights[1][key]), key
+
+
+def test_iteration_based_loop_counts_and_validates(digits_cfg):
+    cfg = digits_cfg
+    cfg.train_cfg = dict(by_epoch=False, max_iters=30, val_interval=12)
+    cfg.param_scheduler = [dict(type="LinearLR", start_factor=0.5, by_epoch=False, end=10)]
+    cfg.train_dataloader.sampler = dict(type="InfiniteSampler", shuffle=True)
+    cfg.default_hooks.checkpoint = dict(type="CheckpointHook", by_epoch=False, interval=15)
+    cfg.log_processor = dict(by_epoch=False)
+    cfg.custom_hooks = [dict(type="RecordingHook")]
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert runner.iter == 30
+    assert RecordingHook.calls.count("after_train_iter") == 30
+    assert RecordingHook.calls.count("after_val") == 3  # at 12, 24 and the end (30)
+    assert sorted(p.name for p in Path(cfg.work_dir).glob("*.pth")) == ["iter_15.pth", "iter_30.pth"]
+
+
+@MODELS.register_module()
+class MMEngineStyleNet(BaseModel):
+    """Written as for MMEngine: BaseModel subclass, forward(inputs, data_samples, mode)."""
+
+    def __init__(self, data_preprocessor=None):
+        super().__init__(data_preprocessor=data_preprocessor)
+        self.linear = torch.nn.Linear(64, 10)
+
+    def forward(self, inputs, data_samples=None, mode="tensor"):
+        logits = self.linear(inputs.flatten(1))
+        if mode == "loss":
+            return {"loss": torch.nn.functional.cross_entropy(logits, data_samples)}
+        if mode == "predict":
+            return [dict(pred_score=s, gt_label=g) for s, g in zip(logits.softmax(-1), data_samples)]
+        return logits
+
+
+def test_mmengine_style_model_runs(digits_cfg):
+    cfg = small_digits(digits_cfg, 2)
+    cfg.model = dict(type="MMEngineStyleNet")
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert runner.iter == 46
+    assert "accuracy/top1" in scalars(Path(cfg.work_dir))[-1]
+
+
+@MODELS.register_module()
+class LossNotDictNet(MMEngineStyleNet):
+    def forward(self, inputs, data_samples=None, mode="tensor"):
+        if mode == "loss":
+            return torch.tensor(1.0, requires_grad=True)
+        return super().forward(inputs, data_samples, mode)
+
+
+def test_loss_mode_not_returning_a_dict_is_explained(digits_cfg):
+    cfg = small_digits(digits_cfg, 1)
+    cfg.model = dict(type="LossNotDictNet")
+    with pytest.raises(TypeError, match="dict"):
+        Runner.from_cfg(cfg).train()
+
+
+def test_resume_at_epoch_boundary_gives_the_same_weights(tmp_path):
+    def run(work, epochs, resume=False):
+        cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+        cfg.work_dir = str(work)
+        cfg.merge_from_dict({"train_cfg.max_epochs": epochs, "param_scheduler.1.end": 4})
+        cfg.resume = resume
+        runner = Runner.from_cfg(cfg)
+        runner.train()
+        return runner
+
+    straight = run(tmp_path / "a", 4)
+    run(tmp_path / "b", 2)
+    resumed = run(tmp_path / "b", 4, resume=True)
+    assert resumed.iter == straight.iter == 92
+    for key, value in straight.unwrapped_model.state_dict().items():
+        assert torch.equal(value, resumed.unwrapped_model.state_dict()[key]), key
+
+
+def test_missing_parts_are_reported_together(digits_cfg):
+    cfg = digits_cfg
+    cfg.val_evaluator = None
+    with pytest.raises(ValueError, match="val_dataloader, val_cfg given but val_evaluator missing"):
+        Runner.from_cfg(cfg)
+
+
+def test_char_transformer_example_reports_perplexity(tmp_path):
+    cfg = Config.fromfile(ROOT / "configs/char_transformer.py")
+    cfg.work_dir = str(tmp_path / "work")
+    cfg.merge_from_dict({
+        "train_cfg.max_iters": 20, "train_cfg.val_interval": 20,
+        "param_scheduler.0.end": 5, "param_scheduler.1.begin": 5, "param_scheduler.1.end": 20,
+        "model.n_layer": 1, "model.n_embd": 32, "model.block_size": 32,
+        "train_dataloader.dataset.block_size": 32, "val_dataloader.dataset.block_size": 32,
+        "train_dataloader.dataset.max_chars": 50_000, "val_dataloader.dataset.max_chars": 50_000,
+        "default_hooks.logger.interval": 10, "default_hooks.checkpoint.interval": 20,
+    })
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    row = [r for r in scalars(Path(cfg.work_dir)) if "lm/perplexity" in r][-1]
+    assert 1.0 < row["lm/perplexity"] < 256.0

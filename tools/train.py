@@ -1,0 +1,65 @@
+"""Train a model from a config file (OpenMMLab's tools/train.py flags and meanings).
+
+python tools/train.py configs/digits_convnet.py
+python tools/train.py configs/digits_convnet.py --work-dir work_dirs/try1 --amp
+python tools/train.py configs/digits_convnet.py --resume            # newest checkpoint
+python tools/train.py configs/digits_convnet.py --resume work_dirs/x/epoch_3.pth
+torchrun --nproc-per-node 2 tools/train.py configs/digits_convnet.py --launcher pytorch
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from runnerx.config import Config
+from runnerx.runner.cli import add_common_args, build_runner, load_config
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description="Train a model")
+    parser.add_argument("config", help="train config file path")
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="auto",
+        help="resume from this checkpoint or, with no value, from the newest one in the work dir",
+    )
+    parser.add_argument("--amp", action="store_true", help="automatic mixed precision training")
+    parser.add_argument(
+        "--auto-scale-lr", action="store_true", help="scale lr with the total batch size"
+    )
+    add_common_args(parser)
+    return parser.parse_args(argv)
+
+
+def apply_train_args(cfg: Config, args: argparse.Namespace) -> Config:
+    """Fold ``--amp``, ``--resume`` and ``--auto-scale-lr`` into the config."""
+    if args.amp:
+        from runnerx.optim import enable_amp
+
+        cfg.optim_wrapper = enable_amp(cfg.optim_wrapper)
+    if args.resume == "auto":
+        cfg.resume = True
+        cfg.load_from = None
+    elif args.resume is not None:
+        cfg.resume = args.resume
+    if args.auto_scale_lr:
+        if not cfg.get("auto_scale_lr", {}).get("base_batch_size"):
+            raise KeyError(
+                "--auto-scale-lr needs auto_scale_lr=dict(base_batch_size=N) in the config: the "
+                "total batch size the config's learning rate was tuned for"
+            )
+        cfg.auto_scale_lr.enable = True
+    return cfg
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Build the Runner the config asks for and train."""
+    args = parse_args(argv)
+    build_runner(apply_train_args(load_config(args), args)).train()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
