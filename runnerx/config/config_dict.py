@@ -8,11 +8,12 @@ mean 'optimizer'?``), and so that builders can name the config key that failed.
 from __future__ import annotations
 
 import copy
-import difflib
 from collections import OrderedDict
 from typing import Any
 
 from addict import Dict
+
+from runnerx.suggest import close_matches
 
 _NO_DEFAULT = object()
 
@@ -159,7 +160,7 @@ class _MissingKey:
         keys = [str(key) for key in self.cfg]
         message = f"{where} has no key {self.key!r}."
         if isinstance(self.key, str):
-            close = difflib.get_close_matches(self.key, keys, n=3, cutoff=0.6)
+            close = close_matches(self.key, keys, n=3)
             if close:
                 message += " Did you mean " + " or ".join(repr(match) for match in close) + "?"
         shown = ", ".join(keys[:20]) + (", ..." if len(keys) > 20 else "")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import warnings
@@ -16,6 +15,7 @@ from runnerx.data.collate import pseudo_collate
 from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
 from runnerx.dist import get_rank, get_world_size
 from runnerx.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, DefaultScope, NotRegisteredError
+from runnerx.suggest import close_matches
 
 # Keys build_dataloader turns into objects itself; every other key goes to DataLoader.
 _BUILT_HERE = (
@@ -114,7 +114,7 @@ def _check_keys(cfg: dict[str, Any], cfg_key: str) -> None:
     for key in cfg:
         if key in known:
             continue
-        close = difflib.get_close_matches(str(key), known, n=3, cutoff=0.6)
+        close = close_matches(str(key), known, n=3)
         hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
         raise TypeError(
             f"{cfg_key}.{key} is not a dataloader option; {hint}(the options: {', '.join(known)})"

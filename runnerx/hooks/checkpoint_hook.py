@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import shutil
@@ -21,6 +20,7 @@ from runnerx.hooks.metric_rule import (
     infer_rule,
 )
 from runnerx.registry import HOOKS
+from runnerx.suggest import close_matches
 
 _WORST = {"greater": -math.inf, "less": math.inf}
 
@@ -188,7 +188,7 @@ class CheckpointHook(Hook):
 
     def _update_best(self, runner: Any, key: str, rule: str, metrics: dict) -> None:
         if key not in metrics:
-            close = difflib.get_close_matches(key, [str(name) for name in metrics], n=1)
+            close = close_matches(key, [str(name) for name in metrics], n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise KeyError(
                 f"CheckpointHook: save_best metric {key!r} is not among the validation metrics "

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from typing import Any
 
 from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import RULES, check_rule, infer_rule
 from runnerx.registry import HOOKS
+from runnerx.suggest import close_matches
 
 
 @HOOKS.register_module()
@@ -86,7 +86,7 @@ class EarlyStoppingHook(Hook):
 
     def _report_missing(self, runner: Any, metrics: dict) -> None:
         available = ", ".join(map(repr, metrics)) or "none"
-        close = difflib.get_close_matches(self.monitor, [str(key) for key in metrics], n=1)
+        close = close_matches(self.monitor, [str(key) for key in metrics], n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         message = (
             f"EarlyStoppingHook: monitor {self.monitor!r} is not among the validation metrics "

@@ -14,9 +14,10 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
+
+from runnerx.suggest import close_matches
 
 METHOD_NAMES = ("mean", "min", "max", "current")
 _KEYS = ("data_src", "log_name", "method_name", "window_size")
@@ -105,5 +106,5 @@ def _check_window_size(window_size: Any, method_name: str, where: str, by_epoch:
 
 
 def _did_you_mean(value: Any, choices: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(str(value), choices, n=1)
+    close = close_matches(str(value), choices, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

@@ -9,13 +9,14 @@ Other ranks show warnings and errors only and write no file.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import sys
 from typing import Any
 
 from termcolor import colored
+
+from runnerx.suggest import close_matches
 
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _LEVEL_COLOURS = {
@@ -131,7 +132,7 @@ def _parse_level(log_level: str | int) -> int:
         return log_level
     if isinstance(log_level, str) and log_level.upper() in _LEVELS:
         return logging.getLevelName(log_level.upper())
-    close = difflib.get_close_matches(str(log_level).upper(), _LEVELS, n=1)
+    close = close_matches(str(log_level).upper(), _LEVELS, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ValueError(f"log_level must be one of {', '.join(_LEVELS)}, got {log_level!r}{hint}")
 

@@ -9,8 +9,9 @@ hooks read (``get_scalar('train/loss').mean(10)``). Keys follow MMEngine: ``'tra
 from __future__ import annotations
 
 import copy
-import difflib
 from typing import Any, ClassVar
+
+from runnerx.suggest import close_matches
 
 from .history_buffer import HistoryBuffer
 
@@ -154,6 +155,6 @@ class MessageHub:
 
 
 def _missing_key_message(kind: str, key: str, known: dict) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1)
+    close = close_matches(key, list(known), n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     return f"no {kind} {key!r} in the message hub.{hint} Known keys: {sorted(known) or 'none'}"

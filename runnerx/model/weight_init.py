@@ -17,7 +17,6 @@ As in MMEngine, an entry with neither ``layer`` nor ``override`` initialises not
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import inspect
 import logging
@@ -27,6 +26,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from runnerx.suggest import close_matches
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ def _initialize_override(module: nn.Module, entry: dict, kind: Any, parent_cfg: 
 def _module_initializer(kind: Any, cfg: dict) -> Callable[[nn.Module], None]:
     """A function that initialises one module's ``weight`` and ``bias`` per an init_cfg entry."""
     if kind not in WEIGHT_FILLS:
-        close = difflib.get_close_matches(str(kind), [*WEIGHT_FILLS, "Pretrained"], n=1)
+        close = close_matches(str(kind), [*WEIGHT_FILLS, "Pretrained"], n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ValueError(
             f"init_cfg type {kind!r} is not one of {[*WEIGHT_FILLS, 'Pretrained']}{hint}"
@@ -171,6 +172,8 @@ def load_pretrained(
     layout) is read from that key; a leading ``module.`` (from DDP) is dropped from the names.
     ``prefix='backbone.'`` loads only the entries under that prefix, with the prefix removed.
     """
+    from runnerx.checkpoint import load_model_weights
+
     state = _read_checkpoint(checkpoint, map_location)
     if isinstance(state, Mapping) and "state_dict" in state:
         state = state["state_dict"]
@@ -179,12 +182,12 @@ def load_pretrained(
         state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
         if not state:
             raise ValueError(f"no weight in {checkpoint} has a name that starts with {prefix!r}")
-    result = module.load_state_dict(state, strict=False)
+    missing, unexpected = load_model_weights(module, state, strict=False)
     logger.info("loaded pretrained weights from %s", checkpoint)
-    if result.missing_keys:
-        logger.warning("weights missing from %s: %s", checkpoint, result.missing_keys)
-    if result.unexpected_keys:
-        logger.warning("weights in %s that the model lacks: %s", checkpoint, result.unexpected_keys)
+    if missing:
+        logger.warning("weights missing from %s: %s", checkpoint, missing)
+    if unexpected:
+        logger.warning("weights in %s that the model lacks: %s", checkpoint, unexpected)
 
 
 def _read_checkpoint(checkpoint: str, map_location: Any) -> Mapping:
@@ -197,4 +200,6 @@ def _read_checkpoint(checkpoint: str, map_location: Any) -> Mapping:
             f"init_cfg Pretrained checkpoint {checkpoint!r}: only file paths and http(s) URLs are "
             "supported; download the weights and give the file's path"
         )
-    return torch.load(checkpoint, map_location=map_location, weights_only=True)
+    from runnerx.checkpoint import load_checkpoint
+
+    return load_checkpoint(checkpoint, map_location=map_location)

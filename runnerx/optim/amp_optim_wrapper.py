@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import inspect
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -11,6 +9,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from runnerx.optim.checks import check_arguments, did_you_mean
 from runnerx.optim.optim_wrapper import OptimWrapper, current_message_hub
 from runnerx.registry import OPTIM_WRAPPERS
 
@@ -33,8 +32,7 @@ def resolve_amp_dtype(dtype: Any, device_type: str = "cuda") -> torch.dtype:
         return AMP_DTYPES[dtype]
     if isinstance(dtype, torch.dtype) and dtype in AMP_DTYPES.values():
         return dtype
-    close = difflib.get_close_matches(str(dtype), list(AMP_DTYPES), n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(dtype, list(AMP_DTYPES))
     raise ValueError(
         f"optim_wrapper.dtype={dtype!r} is not supported for mixed precision; expected "
         f"{_ALLOWED_DTYPES}.{hint}"
@@ -52,15 +50,7 @@ def build_loss_scaler(loss_scale: Any, device_type: str, use_fsdp: bool) -> tupl
     if isinstance(loss_scale, (int, float)) and not isinstance(loss_scale, bool) and loss_scale > 0:
         return scaler_type(device_type, init_scale=float(loss_scale)), float(loss_scale)
     if isinstance(loss_scale, Mapping):
-        accepted = [name for name in inspect.signature(scaler_type).parameters if name != "device"]
-        for key in loss_scale:
-            if key not in accepted:
-                close = difflib.get_close_matches(str(key), accepted, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                raise ValueError(
-                    f"optim_wrapper.loss_scale has {key!r}, which {scaler_type.__name__} does "
-                    f"not take (it takes: {', '.join(accepted)}).{hint}"
-                )
+        check_arguments(scaler_type, list(loss_scale), "optim_wrapper.loss_scale", skip=1)
         return scaler_type(device_type, **loss_scale), None
     raise TypeError(
         f"optim_wrapper.loss_scale={loss_scale!r} is not valid; expected {_LOSS_SCALE_FORMS}"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 from torch import nn
 
+from runnerx.optim.checks import did_you_mean
 from runnerx.optim.constructor import config_path, unwrap_model
 from runnerx.optim.optim_wrapper import OptimWrapper
 from runnerx.optim.optim_wrapper_dict import OptimWrapperDict
@@ -74,8 +74,7 @@ def _build_several(model: nn.Module, cfg: dict, where: str) -> OptimWrapperDict:
         if isinstance(sub_cfg, OptimWrapper):
             wrappers[name] = sub_cfg
         elif name not in children:
-            close = difflib.get_close_matches(str(name), list(children), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, list(children))
             raise ValueError(
                 f"{where}.{name} configures the optimizer of the sub-module {name!r}, but "
                 f"{type(model).__name__} has none by that name (it has: "

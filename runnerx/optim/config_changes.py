@@ -6,12 +6,12 @@ config they were given as it was.
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from runnerx.optim.amp_optim_wrapper import resolve_amp_dtype
+from runnerx.optim.checks import did_you_mean
 
 _AUTO_SCALE_LR_KEYS = ("enable", "base_batch_size")
 
@@ -59,8 +59,7 @@ def scale_lr(
         )
     for key in auto_scale_lr_cfg:
         if key not in _AUTO_SCALE_LR_KEYS:
-            close = difflib.get_close_matches(str(key), _AUTO_SCALE_LR_KEYS, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, _AUTO_SCALE_LR_KEYS)
             raise ValueError(
                 f"auto_scale_lr has an unknown key {key!r}; its keys are enable and "
                 f"base_batch_size.{hint}"

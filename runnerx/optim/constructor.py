@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Mapping
 from typing import Any
 
 from torch import nn
 
+from runnerx.optim.checks import check_arguments
 from runnerx.optim.optim_wrapper import OptimWrapper
 from runnerx.optim.paramwise import check_paramwise_cfg, paramwise_groups
 from runnerx.registry import (
@@ -42,30 +42,6 @@ def resolve_type(registry: Registry, cfg: Mapping[str, Any], where: str) -> Any:
         if found is not None:
             return found
     raise NotRegisteredError(type_value, registries, where)
-
-
-def check_arguments(target: Any, keys: list[str], where: str, skip: int = 0) -> None:
-    """Raise a TypeError naming the first key in ``keys`` that ``target`` does not take.
-
-    ``skip`` leaves out that many leading parameters (what the builder fills in itself). A
-    target with ``**kwargs`` (or without a signature) is not checked.
-    """
-    try:
-        parameters = list(inspect.signature(target).parameters.values())[skip:]
-    except (TypeError, ValueError):
-        return
-    if any(p.kind is p.VAR_KEYWORD for p in parameters):
-        return
-    accepted = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    name = getattr(target, "__name__", repr(target))
-    for key in keys:
-        if key not in accepted:
-            close = difflib.get_close_matches(key, accepted, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise TypeError(
-                f"{where} has {key!r}, which {name} does not take (it takes: "
-                f"{', '.join(accepted)}).{hint}"
-            )
 
 
 def unwrap_model(model: nn.Module) -> nn.Module:

@@ -6,12 +6,13 @@ clip_grad=dict(type='value', clip_value=0.5)                         # clip_grad
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
+
+from runnerx.optim.checks import did_you_mean
 
 GradClipFn = Callable[[list[torch.Tensor]], "torch.Tensor | None"]
 
@@ -47,11 +48,8 @@ def build_grad_clip(clip_grad: Mapping[str, Any] | None) -> tuple[GradClipFn | N
     function, accepted, required = _CLIP_TYPES[clip_type]
     for key in kwargs:
         if key not in accepted:
-            close = difflib.get_close_matches(key, accepted, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(
-                _bad(clip_grad, f"{key!r} is not an argument of clipping by {clip_type}{hint}")
-            )
+            why = f"{key!r} is not an argument of clipping by {clip_type}"
+            raise ValueError(_bad(clip_grad, why) + did_you_mean(key, accepted))
     if required not in kwargs:
         raise ValueError(_bad(clip_grad, f"clipping by {clip_type} needs {required!r}"))
     return functools.partial(function, **kwargs), kwargs

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from torch import nn
 
+from runnerx.optim.checks import did_you_mean
 from runnerx.optim.optim_wrapper import OptimWrapper
 
 
@@ -106,8 +106,7 @@ class OptimWrapperDict(OptimWrapper):
         try:
             return self.optim_wrappers[name]
         except KeyError:
-            close = difflib.get_close_matches(str(name), list(self.optim_wrappers), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, list(self.optim_wrappers))
             raise KeyError(
                 f"no optim wrapper named {name!r}; there are {list(self.optim_wrappers)}.{hint}"
             ) from None

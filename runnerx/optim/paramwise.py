@@ -16,13 +16,14 @@ norm layer, bias, depthwise conv, any other 1-D parameter. Parameters with
 
 from __future__ import annotations
 
-import difflib
 import logging
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from torch import nn
+
+from runnerx.optim.checks import did_you_mean
 
 # MMEngine's norm layers, plus RMSNorm (torch >= 2.4)
 _NORM_TYPES = (
@@ -47,8 +48,7 @@ def check_paramwise_cfg(paramwise_cfg: Any, base_lr: Any, base_wd: Any) -> None:
         raise TypeError(f"{where} must be a dict, but got {type(paramwise_cfg).__name__}")
     for key in paramwise_cfg:
         if key not in PARAMWISE_KEYS and key not in _IGNORED_KEYS:
-            close = difflib.get_close_matches(str(key), PARAMWISE_KEYS, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, PARAMWISE_KEYS)
             raise ValueError(
                 f"{where} has an unknown key {key!r}; the keys are {', '.join(PARAMWISE_KEYS)}."
                 f"{hint}"

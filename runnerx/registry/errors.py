@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from runnerx.suggest import close_matches
+
 if TYPE_CHECKING:
     from runnerx.registry.registry import Registry
 
@@ -102,7 +104,6 @@ def _quoted_alternatives(words: list[str]) -> str:
 
 def not_registered_message(key: str, registries: list[Registry], path: str | None) -> str:
     """Say which registries were searched for ``key`` and suggest close names."""
-    import difflib
 
     from runnerx.registry.import_path import import_object
 
@@ -117,7 +118,7 @@ def not_registered_message(key: str, registries: list[Registry], path: str | Non
             continue
         searched.extend(reg for reg in chain if reg not in searched)
         names = [entry for reg in chain for entry in reg._module_dict]
-        for match in difflib.get_close_matches(name, names, n=3, cutoff=0.6):
+        for match in close_matches(name, names, n=3):
             if prefix + match not in suggestions:
                 suggestions.append(prefix + match)
 
@@ -139,7 +140,7 @@ def not_registered_message(key: str, registries: list[Registry], path: str | Non
             f"{', '.join(repr(s) for s in scopes)}), and it is not an importable Python path "
             f"({why})."
         )
-        close_scopes = difflib.get_close_matches(scope, scopes, n=3, cutoff=0.6)
+        close_scopes = close_matches(scope, scopes, n=3)
         if close_scopes:
             message += f" Did you mean scope {_quoted_alternatives(close_scopes)}?"
             return message

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from runnerx.dist import broadcast_object, get_rank
+from runnerx.suggest import close_matches
 
 ENV_CFG_KEYS = ("cudnn_benchmark", "mp_cfg", "dist_cfg", "resource_limit")
 RANDOMNESS_KEYS = ("seed", "deterministic", "diff_rank_seed")
@@ -26,11 +27,10 @@ RANDOMNESS_KEYS = ("seed", "deterministic", "diff_rank_seed")
 
 def check_keys(cfg: dict, allowed: tuple[str, ...], name: str) -> None:
     """Refuse keys a config dict should not have, naming the closest allowed one."""
-    import difflib
 
     for key in cfg:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
+            close = close_matches(str(key), allowed, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise KeyError(f"{name}.{key} is not a known key (known: {', '.join(allowed)}){hint}")
 

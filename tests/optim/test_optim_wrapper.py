@@ -198,7 +198,7 @@ def test_grad_norm_reaches_the_current_message_hub():
 @pytest.mark.parametrize(
     ("clip_grad", "message"),
     [
-        (dict(max_nrm=1.0), "did you mean 'max_norm'"),
+        (dict(max_nrm=1.0), "Did you mean 'max_norm'"),
         (dict(type="value", max_norm=1.0), "'max_norm' is not an argument of clipping by value"),
         (dict(type="l2", max_norm=1.0), "neither 'norm' nor 'value'"),
         (dict(norm_type=2), "needs 'max_norm'"),

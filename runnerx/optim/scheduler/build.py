@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
 from runnerx.optim.scheduler.param_scheduler import INF, named_optim_wrappers
 from runnerx.registry import PARAM_SCHEDULERS, DefaultScope, NotRegisteredError, RegistryKeyError
+from runnerx.suggest import close_matches
 
 
 def build_param_schedulers(
@@ -70,7 +70,7 @@ def build_param_schedulers(
 def _check_optimizer_names(cfg: Mapping, wrappers: dict) -> None:
     for key in cfg:
         if key not in wrappers:
-            close = difflib.get_close_matches(str(key), list(wrappers), n=1)
+            close = close_matches(str(key), list(wrappers), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise RegistryKeyError(
                 f"param_scheduler[{key!r}]: there is no optimizer {key!r} (the optimizers: "

@@ -1,0 +1,38 @@
+"""Checks of config values shared by the optim package, and their messages."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+from typing import Any
+
+from runnerx.suggest import close_matches
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """``" Did you mean 'x'?"`` for the choice closest to ``word``, or ``""`` if none is close."""
+    close = close_matches(str(word), list(choices), n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def check_arguments(target: Any, keys: list[str], where: str, skip: int = 0) -> None:
+    """Raise a TypeError naming the first key in ``keys`` that ``target`` does not take.
+
+    ``skip`` leaves out that many leading parameters (what the builder fills in itself). A
+    target with ``**kwargs`` (or without a signature) is not checked.
+    """
+    try:
+        parameters = list(inspect.signature(target).parameters.values())[skip:]
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return
+    accepted = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    name = getattr(target, "__name__", repr(target))
+    for key in keys:
+        if key not in accepted:
+            hint = did_you_mean(key, accepted)
+            raise TypeError(
+                f"{where} has {key!r}, which {name} does not take (it takes: "
+                f"{', '.join(accepted)}).{hint}"
+            )
