@@ -56,13 +56,33 @@ class BaseLoop:
 class _TrainLoop(BaseLoop):
     """What the two training loops share: counters, stopping, validation, one iteration."""
 
-    def __init__(self, runner: Any, dataloader: Any, val_begin: int, val_interval: int) -> None:
+    def __init__(
+        self,
+        runner: Any,
+        dataloader: Any,
+        length: tuple[str, int],
+        val_begin: int,
+        val_interval: int,
+    ) -> None:
         super().__init__(runner, dataloader)
+        name, value = length
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"train_cfg.{name} must be a positive int, got {value!r}")
         self._epoch = 0
         self._iter = 0
         self.val_begin = val_begin
         self.val_interval = val_interval
         self.stop_training = False
+
+    @property
+    def max_epochs(self) -> int:
+        """Epochs to train (1 for iteration-based training, which counts iterations)."""
+        return self._max_epochs
+
+    @property
+    def max_iters(self) -> int:
+        """Iterations the whole run takes."""
+        return self._max_iters
 
     @property
     def epoch(self) -> int:
@@ -88,7 +108,10 @@ class _TrainLoop(BaseLoop):
         self._before_iter = self.runner.hook_methods("before_train_iter")
         self._after_iter = self.runner.hook_methods("after_train_iter")
 
-    def _validate(self) -> None:
+    def _validate_if_due(self, done: int, total: int) -> None:
+        # every val_interval epochs/iterations from val_begin on, and after the last one
+        if done < self.val_begin or (done % self.val_interval and done != total):
+            return
         val_loop = self.runner.val_loop
         if val_loop is not None:
             val_loop.run()
@@ -108,21 +131,9 @@ class EpochBasedTrainLoop(_TrainLoop):
         val_begin: int = 1,
         val_interval: int = 1,
     ) -> None:
-        super().__init__(runner, dataloader, val_begin, val_interval)
-        if not isinstance(max_epochs, int) or max_epochs < 1:
-            raise ValueError(f"train_cfg.max_epochs must be a positive int, got {max_epochs!r}")
+        super().__init__(runner, dataloader, ("max_epochs", max_epochs), val_begin, val_interval)
         self._max_epochs = max_epochs
         self._max_iters = max_epochs * len(self.dataloader)
-
-    @property
-    def max_epochs(self) -> int:
-        """The number of epochs to train."""
-        return self._max_epochs
-
-    @property
-    def max_iters(self) -> int:
-        """The number of iterations the whole run takes."""
-        return self._max_iters
 
     def run(self) -> torch.nn.Module:
         """Train until ``max_epochs`` (or until a hook sets ``stop_training``)."""
@@ -131,10 +142,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         runner.call_hook("before_train")
         while self._epoch < self._max_epochs and not self.stop_training:
             self.run_epoch()
-            if self._epoch >= self.val_begin and (
-                self._epoch % self.val_interval == 0 or self._epoch == self._max_epochs
-            ):
-                self._validate()
+            self._validate_if_due(self._epoch, self._max_epochs)
         runner.call_hook("after_train")
         return runner.model
 
@@ -164,21 +172,9 @@ class IterBasedTrainLoop(_TrainLoop):
         val_begin: int = 1,
         val_interval: int = 1000,
     ) -> None:
-        super().__init__(runner, dataloader, val_begin, val_interval)
-        if not isinstance(max_iters, int) or max_iters < 1:
-            raise ValueError(f"train_cfg.max_iters must be a positive int, got {max_iters!r}")
+        super().__init__(runner, dataloader, ("max_iters", max_iters), val_begin, val_interval)
         self._max_iters = max_iters
         self._max_epochs = 1
-
-    @property
-    def max_epochs(self) -> int:
-        """Always 1: an iteration-based run counts iterations, not epochs."""
-        return self._max_epochs
-
-    @property
-    def max_iters(self) -> int:
-        """The number of iterations to train."""
-        return self._max_iters
 
     def run(self) -> torch.nn.Module:
         """Train until ``max_iters`` (or until a hook sets ``stop_training``)."""
@@ -190,10 +186,7 @@ class IterBasedTrainLoop(_TrainLoop):
         batches = self._endless_batches()
         while self._iter < self._max_iters and not self.stop_training:
             self.run_iter(self._iter, next(batches))
-            if self._iter >= self.val_begin and (
-                self._iter % self.val_interval == 0 or self._iter == self._max_iters
-            ):
-                self._validate()
+            self._validate_if_due(self._iter, self._max_iters)
         runner.call_hook("after_train_epoch")
         runner.call_hook("after_train")
         return runner.model
