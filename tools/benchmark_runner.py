@@ -342,7 +342,9 @@ def main() -> None:
     parser.add_argument(
         "--startup-runs", type=int, default=8, help="start-up runs of each (0: skip)"
     )
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads, 0 for torch's default (see docs)"
+    )
     parser.add_argument("--no-mmengine", action="store_true", help="leave MMEngine's Runner out")
     parser.add_argument("--profile", action="store_true", help="only profile the runnerx MLP loop")
     args = parser.parse_args()

@@ -1,34 +1,60 @@
 """Writing checkpoints so a crash cannot tear them, and reading them safely.
 
-A checkpoint is written to a temporary file in the same folder, flushed and fsynced, then
-renamed over the target: readers (and a crash) see the old file or the complete new one.
-Reading uses ``torch.load(weights_only=True)``, which runs no pickled code.
+A checkpoint is written to a hidden temporary file in the same folder, flushed and fsynced,
+then renamed over the target (:func:`runnerx.fileio.atomic_write`): readers, and a crash at any
+moment, see the old file or the complete new one. A crash can leave the temporary file behind;
+:func:`remove_partial_files` deletes such leftovers (``CheckpointHook`` does at the start of
+training). Reading uses ``torch.load(weights_only=True)``, which runs no pickled code (see
+:mod:`runnerx.checkpoint.safe_load`); ``unsafe_load=True`` is the opt-in for trusted files.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 
 from runnerx.fileio import atomic_write
 
+from .safe_load import load_weights_only
+
+#: The temporary file of an interrupted ``atomic_write``: a dot, the target's file name, a dot
+#: and the 8 random characters ``tempfile.mkstemp`` adds.
+_PARTIAL_FILE = re.compile(r"^\.(?P<target>.+)\.[a-z0-9_]{8}$")
+
 
 def save_checkpoint(checkpoint: dict, path: str | os.PathLike) -> None:
-    """Write ``checkpoint`` to ``path`` atomically."""
+    """Write ``checkpoint`` to ``path`` atomically (the old file or the new one, never half)."""
     with atomic_write(path, binary=True) as file:
         torch.save(checkpoint, file)
 
 
-def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict:
-    """Read a checkpoint without running any pickled code (``weights_only=True``)."""
+def load_checkpoint(
+    path: str | os.PathLike, map_location: Any = "cpu", *, unsafe_load: bool = False
+) -> dict:
+    """Read a checkpoint without running any pickled code (``weights_only=True``).
+
+    Objects other than tensors, plain containers, numpy values, runnerx's ``ConfigDict`` and
+    what MMEngine checkpoints hold raise :class:`UnsafeCheckpointError` naming them.
+    ``unsafe_load=True`` unpickles everything (which can run code): only for files you trust.
+    """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint not found: {path}")
-    return torch.load(path, map_location=map_location, weights_only=True)
+    try:
+        if unsafe_load:
+            return torch.load(path, map_location=map_location, weights_only=False)
+        return load_weights_only(path, map_location)
+    except RuntimeError as error:
+        if "PytorchStreamReader" not in str(error):
+            raise
+        raise RuntimeError(
+            f"{path} is not a complete checkpoint (truncated or not written by torch.save): {error}"
+        ) from error
 
 
 def load_model_weights(
@@ -39,11 +65,58 @@ def load_model_weights(
 ) -> tuple[list[str], list[str]]:
     """Load the weights of ``checkpoint`` (its ``state_dict``, or itself) into ``model``.
 
-    ``revise_keys`` rewrites checkpoint keys with ``re.sub(pattern, replacement, key)`` first.
-    Returns the (missing, unexpected) keys; with ``strict`` any of them is an error.
+    ``revise_keys`` rewrites checkpoint keys with ``re.sub(pattern, replacement, key)`` first
+    (the default drops the ``module.`` a DDP-wrapped model's keys start with). Returns the
+    (missing, unexpected) keys; with ``strict`` any of them, or a tensor whose shape differs
+    from the model's, is an error. Without ``strict``, as in MMEngine, a tensor of another
+    shape is skipped with a warning (fine-tuning a model whose head has other classes).
     """
     state = checkpoint.get("state_dict", checkpoint)
     for pattern, replacement in revise_keys:
         state = {re.sub(pattern, replacement, key): value for key, value in state.items()}
+    if not strict:
+        state = _without_shape_mismatches(model, state)
     result = model.load_state_dict(state, strict=strict)
     return list(result.missing_keys), list(result.unexpected_keys)
+
+
+def remove_partial_files(folder: str | os.PathLike, is_target: Callable[[str], bool]) -> list[str]:
+    """Delete the temporary files that interrupted atomic writes left in ``folder``, for the
+    target file names ``is_target`` accepts; return their paths.
+
+    Call it only when nothing is writing to ``folder`` (e.g. before training starts).
+    """
+    folder = os.fspath(folder)
+    if not os.path.isdir(folder):
+        return []
+    removed = []
+    for name in sorted(os.listdir(folder)):
+        match = _PARTIAL_FILE.match(name)
+        path = os.path.join(folder, name)
+        if match and is_target(match["target"]) and os.path.isfile(path):
+            os.remove(path)
+            removed.append(path)
+    return removed
+
+
+def _without_shape_mismatches(model: torch.nn.Module, state: dict) -> dict:
+    """``state`` without the tensors whose shape differs from the model's (with a warning)."""
+    expected = model.state_dict()
+    mismatched = {
+        key
+        for key, value in state.items()
+        if key in expected
+        and isinstance(value, torch.Tensor)
+        and value.shape != expected[key].shape
+    }
+    if not mismatched:
+        return state
+    details = "; ".join(
+        f"{key}: checkpoint {tuple(state[key].shape)}, model {tuple(expected[key].shape)}"
+        for key in sorted(mismatched)
+    )
+    warnings.warn(
+        f"checkpoint tensors whose shape differs from the model's were not loaded: {details}",
+        stacklevel=3,
+    )
+    return {key: value for key, value in state.items() if key not in mismatched}

@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from runnerx.dist import all_gather_object
+from runnerx.runner.environment import capture_rng_state, restore_rng_state
 from runnerx.version import __version__
 
 from .io import load_checkpoint, load_model_weights, save_checkpoint
@@ -51,6 +53,9 @@ def runner_checkpoint(
         and hasattr(runner.optim_wrapper, "state_dict")
     ):
         checkpoint["optimizer"] = runner.optim_wrapper.state_dict()
+    loop = runner.train_loop
+    checkpoint["dataloader"] = loop.data_position(full_meta["iter"])
+    checkpoint["rng_states"] = all_gather_object(capture_rng_state())
     if save_param_scheduler and runner.param_schedulers:
         checkpoint["param_schedulers"] = _map_schedulers(
             runner.param_schedulers, lambda s: s.state_dict()
@@ -80,6 +85,9 @@ def resume_runner(
     loop = runner.train_loop
     loop._epoch = int(meta.get("epoch", 0))
     loop._iter = int(meta.get("iter", 0))
+    if "dataloader" in checkpoint:
+        loop.resume_data_position(checkpoint["dataloader"])
+    _restore_rng(runner, checkpoint.get("rng_states"))
     if resume_optimizer and "optimizer" in checkpoint and runner.optim_wrapper is not None:
         runner.optim_wrapper.load_state_dict(checkpoint["optimizer"])
     if resume_param_scheduler and "param_schedulers" in checkpoint and runner.param_schedulers:
@@ -117,6 +125,19 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
         runner.logger.info(f"resume=True but {runner.work_dir} has no checkpoint yet: starting")
     elif load_from:
         runner.load_checkpoint(load_from)
+
+
+def _restore_rng(runner: Any, states: list | None) -> None:
+    """Each rank continues its own random stream (rank 0's when the world size changed)."""
+    if not states:
+        return
+    if len(states) != runner.world_size:
+        runner.logger.warning(
+            f"the checkpoint holds random states of {len(states)} ranks but this run has "
+            f"{runner.world_size}: every rank continues rank 0's, so the run will not repeat "
+            "the interrupted one exactly"
+        )
+    restore_rng_state(states[runner.rank] if len(states) == runner.world_size else states[0])
 
 
 def _map_schedulers(schedulers: Any, function: Any) -> Any:

@@ -19,12 +19,14 @@ DELETE_KEY = "_delete_"
 
 
 def merge_into(child: dict, base: dict | list, allow_list_keys: bool = False) -> Any:
-    """Return ``base`` with ``child`` merged into it; ``base`` itself is left unchanged.
+    """Return ``base`` with ``child`` merged into it; neither ``base`` nor ``child`` changes.
 
     ``merge_into({'a': {'x': 2}}, {'a': {'x': 1, 'y': 1}})`` gives ``{'a': {'x': 2, 'y': 1}}``.
     """
     merged = base.copy()
     for key, value in child.items():
+        if key == DELETE_KEY:
+            continue  # an instruction about this dict, not a value
         if allow_list_keys and isinstance(merged, list) and isinstance(key, str) and key.isdigit():
             index = int(key)
             if index >= len(merged):
@@ -32,30 +34,33 @@ def merge_into(child: dict, base: dict | list, allow_list_keys: bool = False) ->
                     f"index {index} is out of range for a list of {len(merged)} items: {merged}"
                 )
             merged[index] = merge_into(value, merged[index], allow_list_keys)
+        elif isinstance(value, dict) and key in merged:
+            if value.get(DELETE_KEY, False):
+                merged[key] = _fresh_dict(value, drop=DELETE_KEY)
+                continue
+            inherited = merged[key]
+            allowed = (dict, list) if allow_list_keys else dict
+            if not isinstance(inherited, allowed):
+                raise TypeError(
+                    f"{key}={value} is a dict in the child config but the inherited value "
+                    f"is a {type(inherited).__name__} ({inherited!r}), so it cannot be "
+                    f"merged. Set `{DELETE_KEY}=True` in the child's dict to replace it."
+                )
+            merged[key] = merge_into(value, inherited, allow_list_keys)
         elif isinstance(value, dict):
-            if key in merged and not value.pop(DELETE_KEY, False):
-                inherited = merged[key]
-                allowed = (dict, list) if allow_list_keys else dict
-                if not isinstance(inherited, allowed):
-                    raise TypeError(
-                        f"{key}={value} is a dict in the child config but the inherited value "
-                        f"is a {type(inherited).__name__} ({inherited!r}), so it cannot be "
-                        f"merged. Set `{DELETE_KEY}=True` in the child's dict to replace it."
-                    )
-                merged[key] = merge_into(value, inherited, allow_list_keys)
-            else:
-                merged[key] = _fresh_dict(value)
+            merged[key] = _fresh_dict(value)  # nothing to merge into: kept as written (MMEngine)
         else:
             merged[key] = value
     return merged
 
 
-def _fresh_dict(value: dict) -> dict:
-    # A child dict that replaces (or adds) a key: a new container, so that a later
-    # pop of `_delete_` or an item assignment never reaches the object the child holds.
+def _fresh_dict(value: dict, drop: str | None = None) -> dict:
+    # A child dict that replaces (or adds) a key: a new container, so that changing the merged
+    # config never reaches the object the child (or a caller of merge_from_dict) holds.
     from .config_dict import ConfigDict
 
-    return ConfigDict(value) if isinstance(value, ConfigDict) else dict(value)
+    items = {key: item for key, item in value.items() if key != drop}
+    return ConfigDict(items) if isinstance(value, ConfigDict) else items
 
 
 def nest_dotted_keys(options: dict[str, Any]) -> dict:

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import torch
 from torch.utils.data import DataLoader, Subset
 
 from runnerx.config.errors import ConfigKeyError
@@ -53,7 +54,8 @@ def build_dataloader(
     The sampler gets ``dataset`` and ``seed`` as defaults. ``batch_sampler`` (DATA_SAMPLERS)
     is built around the sampler and takes ``batch_size``. ``collate_fn`` and
     ``worker_init_fn`` dicts name a function in FUNCTIONS; their other keys are bound to it.
-    Given a ``seed``, workers are seeded by :func:`worker_init_fn` from it and the rank.
+    Given a ``seed``, workers are seeded by :func:`worker_init_fn` from it and the rank, and
+    the DataLoader gets its own seeded ``generator`` (unless the config gives one).
     ``diff_rank_seed=True`` (the caller's seed differs by rank) leaves the sampler's seed to
     rank 0, because the ranks must shuffle alike to split the data between them.
     ``num_batch_per_epoch`` cuts the dataset to that many batches (for quick trials). Other
@@ -95,6 +97,10 @@ def build_dataloader(
     )
     init_fn = _pop_worker_init_fn(cfg, seed, cfg_key)
     _drop_worker_only_options(cfg, cfg_key)
+    if seed is not None and cfg.get("generator") is None:
+        # Its own generator keeps starting an epoch's iterator from drawing on the global
+        # torch RNG, so a run resumed from a checkpoint continues the same random stream.
+        cfg["generator"] = torch.Generator().manual_seed(seed)
 
     try:
         return DataLoader(

@@ -10,7 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runnerx.checkpoint.io import load_checkpoint, remove_partial_files
+from runnerx.checkpoint.publish import strip_training_state, write_published
 from runnerx.dist import is_main_process
+from runnerx.fileio import atomic_write
 from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import (
     DEFAULT_GREATER_KEYS,
@@ -40,7 +43,11 @@ class CheckpointHook(Hook):
     checkpoint is removed after a newer one is complete. ``save_best`` (a metric name, a list
     of them, or 'auto' for the first metric) keeps ``best_<metric>_<epoch|iter>_<N>.pth`` for
     the best value so far, by ``rule`` ('greater'/'less', inferred from the name when left out;
-    ``greater_keys``/``less_keys`` extend that inference).
+    ``greater_keys``/``less_keys`` replace the names it goes by); when a new best is saved, the
+    newest periodic checkpoint is saved again so that it records the new best (as MMEngine).
+    ``published_keys`` (e.g. ``['meta', 'state_dict']``): after training, the last and best
+    checkpoints are also written with only those entries as ``<name>-<sha256[:8]>.pth``.
+    Temporary files that a crash left behind are removed when training starts.
     """
 
     priority = "VERY_LOW"
@@ -72,12 +79,6 @@ class CheckpointHook(Hook):
             raise ValueError(f"CheckpointHook: save_begin must be an int >= 0, got {save_begin!r}")
         if backend_args is not None:
             warnings.warn("CheckpointHook: backend_args is ignored; paths are local", stacklevel=2)
-        if _names(published_keys, "published_keys"):
-            warnings.warn(
-                "CheckpointHook: published_keys is not supported yet; checkpoints are saved "
-                "unpublished",
-                stacklevel=2,
-            )
         self.interval = interval
         self.by_epoch = by_epoch
         self.save_optimizer = save_optimizer
@@ -97,6 +98,7 @@ class CheckpointHook(Hook):
         self.greater_keys = _names(greater_keys, "greater_keys") or self._default_greater_keys
         self.less_keys = _names(less_keys, "less_keys") or self._default_less_keys
         self.save_best = _names(save_best, "save_best")
+        self.published_keys = _names(published_keys, "published_keys")
         self.rules = self._check_rules(rule)
         self.last_ckpt: str | None = None
         self._out_dir: str | None = None  # settled in before_train
@@ -130,6 +132,8 @@ class CheckpointHook(Hook):
         unused = {"after_train_iter"} if self.by_epoch else {"after_train_epoch"}
         if not self.save_best:
             unused.add("after_val_epoch")
+        if not self.published_keys:
+            unused.add("after_train")
         return [point for point in super().overridden_points() if point not in unused]
 
     def before_train(self, runner: Any) -> None:
@@ -140,6 +144,8 @@ class CheckpointHook(Hook):
             basename = os.path.basename(os.path.normpath(work_dir))
             self._out_dir = os.path.join(str(self.out_dir), basename)
         runner.logger.info(f"Checkpoints will be saved to {self._out_dir}.")
+        if is_main_process():
+            self._remove_partial_files(runner, work_dir)
         hub = runner.message_hub
         for key in self.save_best:
             ckpt_key = self._info_key("best_ckpt", key)
@@ -183,10 +189,33 @@ class CheckpointHook(Hook):
             first = next(iter(metrics))
             self.save_best = [first]
             self.rules = {first: self.rules["auto"] or self._infer(first)}
-        for key, rule in self.rules.items():
-            self._update_best(runner, key, rule, metrics)
+        improved = [
+            self._update_best(runner, key, rule, metrics) for key, rule in self.rules.items()
+        ]
+        if any(improved) and self.last_ckpt is not None:
+            # The periodic checkpoint of this step was written before validation: write it
+            # again so that it records the new best (resuming from it then knows which best
+            # checkpoint to replace), as MMEngine does.
+            step = runner.epoch if self.by_epoch else runner.iter
+            self._save(runner, step, dict(epoch=runner.epoch, iter=runner.iter))
 
-    def _update_best(self, runner: Any, key: str, rule: str, metrics: dict) -> None:
+    def after_train(self, runner: Any) -> None:
+        """Publish the last and the best checkpoints when ``published_keys`` is set."""
+        if not self.published_keys or not is_main_process():
+            return
+        paths = [self.last_ckpt] if self.save_last else []
+        paths += self._best_paths.values()
+        for path in dict.fromkeys(path for path in paths if path):
+            checkpoint = load_checkpoint(path)
+            published = strip_training_state(checkpoint, self.published_keys, meta_keys=None)
+            dropped = [str(key) for key in checkpoint if key not in published]
+            final_path = write_published(published, path)
+            runner.logger.info(
+                f"The checkpoint {path} is published to {final_path}"
+                + (f" (without {', '.join(dropped)})." if dropped else ".")
+            )
+
+    def _update_best(self, runner: Any, key: str, rule: str, metrics: dict) -> bool:
         if key not in metrics:
             close = close_matches(key, [str(name) for name in metrics], n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -199,7 +228,7 @@ class CheckpointHook(Hook):
         score_key, ckpt_key = self._info_key("best_score", key), self._info_key("best_ckpt", key)
         best = hub.get_info(score_key)
         if score is None or not RULES[rule](score, _WORST[rule] if best is None else best):
-            return
+            return False
         step, unit = (runner.epoch, "epoch") if self.by_epoch else (runner.iter, "iter")
         filename = f"best_{key}_{self.filename_tmpl.format(step)}".replace("/", "_")
         path = os.path.join(self._out_dir, filename)
@@ -220,6 +249,7 @@ class CheckpointHook(Hook):
         )
         if previous and previous != path and is_main_process() and _remove(previous):
             runner.logger.info(f"The previous best checkpoint {previous} was removed.")
+        return True
 
     def _info_key(self, name: str, key: str) -> str:
         """MessageHub key of a best-checkpoint record (MMEngine's names, for resuming)."""
@@ -245,7 +275,8 @@ class CheckpointHook(Hook):
             meta=meta,
         )
         if is_main_process():
-            _write_atomically(os.path.join(str(runner.work_dir), "last_checkpoint"), path)
+            with atomic_write(os.path.join(str(runner.work_dir), "last_checkpoint")) as file:
+                file.write(path)
         self._remove_steps(runner, dropped)
 
     def _trim_kept_steps(self) -> list[int]:
@@ -255,6 +286,17 @@ class CheckpointHook(Hook):
             return []
         dropped, self._kept_steps = self._kept_steps[:excess], self._kept_steps[excess:]
         return dropped
+
+    def _remove_partial_files(self, runner: Any, work_dir: str) -> None:
+        """Delete the temporary files of saves that a crash (or a kill) interrupted."""
+        extension = os.path.splitext(self.filename_tmpl)[1] or ".pth"
+        removed = remove_partial_files(self._out_dir, lambda name: name.endswith(extension))
+        removed += remove_partial_files(work_dir, lambda name: name == "last_checkpoint")
+        if removed:
+            runner.logger.info(
+                f"Removed {len(removed)} partly written file(s) of an interrupted run: "
+                + ", ".join(os.path.basename(path) for path in removed)
+            )
 
     def _remove_steps(self, runner: Any, steps: list[int]) -> None:
         if not is_main_process():
@@ -288,11 +330,3 @@ def _remove(path: str) -> bool:
         os.remove(path)
         return True
     return False
-
-
-def _write_atomically(path: str, text: str) -> None:
-    """Write ``text`` so that a reader never sees a half-written file."""
-    partial = f"{path}.tmp"
-    with open(partial, "w") as file:
-        file.write(text)
-    os.replace(partial, path)

@@ -59,6 +59,32 @@ def set_random_seed(
     return seed
 
 
+def capture_rng_state() -> dict[str, Any]:
+    """This process's random number generator states (Python, NumPy, torch, CUDA), in types
+    that a ``weights_only`` checkpoint load accepts."""
+    version, internal, gauss = random.getstate()
+    kind, keys, position, has_gauss, cached = np.random.get_state()
+    state: dict[str, Any] = {
+        "python": (version, internal, gauss),
+        "numpy": (kind, torch.from_numpy(keys.astype(np.int64)), position, has_gauss, cached),
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng_state(state: dict[str, Any]) -> None:
+    """Put back what :func:`capture_rng_state` returned."""
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    kind, keys, position, has_gauss, cached = state["numpy"]
+    np.random.set_state((kind, keys.numpy().astype(np.uint32), position, has_gauss, cached))
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
 def setup_env(env_cfg: dict) -> None:
     """Apply ``env_cfg``: multiprocessing start method, cuDNN benchmarking, thread limits."""
     check_keys(env_cfg, ENV_CFG_KEYS, "env_cfg")

@@ -73,6 +73,8 @@ class _TrainLoop(BaseLoop):
         self.val_begin = val_begin
         self.val_interval = val_interval
         self.stop_training = False
+        self._pass_start_iter = 0  # the iteration at which the current pass over the data began
+        self._resume_batches = 0  # batches of the current pass done before a resume
 
     @property
     def max_epochs(self) -> int:
@@ -103,6 +105,35 @@ class _TrainLoop(BaseLoop):
         for hook in self._after_iter:
             hook(runner, idx, data_batch, outputs)
         self._iter += 1
+
+    def data_position(self, iters_done: int) -> dict:
+        """Where the training data stands after ``iters_done`` iterations: the sampler epoch
+        (pass) and how many batches, and samples per rank, of it were consumed."""
+        batches = iters_done - self._pass_start_iter
+        samples = batches * (self.dataloader.batch_size or 0)
+        return {"epoch": self._epoch, "batches": batches, "consumed": samples}
+
+    def resume_data_position(self, position: dict) -> None:
+        """Continue the current pass after the batches ``position`` says were consumed (a
+        position from an earlier epoch, i.e. saved once that epoch had ended, means none)."""
+        same_pass = position.get("epoch") == self._epoch
+        self._resume_batches = int(position.get("batches", 0)) if same_pass else 0
+
+    def _batches(self) -> Any:
+        """(index, batch) pairs of one pass over the data, after any batches a resume skips."""
+        skip, self._resume_batches = self._resume_batches, 0
+        self._pass_start_iter = self._iter - skip
+        if not skip:
+            return enumerate(self.dataloader)
+        sampler = getattr(self.dataloader.batch_sampler, "sampler", None)
+        batch_size = self.dataloader.batch_size
+        if batch_size and hasattr(sampler, "set_consumed"):
+            sampler.set_consumed(skip * batch_size)  # the sampler starts at the next unseen one
+            return enumerate(self.dataloader, skip)
+        batches = iter(self.dataloader)  # no resumable sampler: read past the batches done
+        for _ in range(skip):
+            next(batches)
+        return enumerate(batches, skip)
 
     def _prepare(self) -> None:
         self._before_iter = self.runner.hook_methods("before_train_iter")
@@ -151,7 +182,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         runner = self.runner
         runner.call_hook("before_train_epoch")
         runner.model.train()
-        for idx, data_batch in enumerate(self.dataloader):
+        for idx, data_batch in self._batches():
             self.run_iter(idx, data_batch)
             if self.stop_training:
                 break
@@ -195,7 +226,8 @@ class IterBasedTrainLoop(_TrainLoop):
         # Each new pass over a finite sampler gets the next epoch's order, as MMEngine does.
         sampler = getattr(self.dataloader, "sampler", None)
         while True:
-            yield from self.dataloader
+            for _, data_batch in self._batches():
+                yield data_batch
             self._epoch += 1
             if hasattr(sampler, "set_epoch"):
                 sampler.set_epoch(self._epoch)

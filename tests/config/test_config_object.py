@@ -182,3 +182,10 @@ def test_config_from_a_dict_and_equality():
     assert cfg != Config(dict(a=dict(b=2)))
     assert len(cfg) == 2 and list(cfg) == ["a", "c"]
     assert "Config (path: None)" in repr(cfg)
+
+
+def test_merge_from_dict_leaves_the_options_unchanged(cfg):
+    options = {"optim_wrapper": dict(_delete_=True, type="OptimWrapper", optimizer=dict(lr=1))}
+    cfg.merge_from_dict(options)
+    assert options["optim_wrapper"]["_delete_"] is True  # usable again, e.g. for a second run
+    assert cfg.optim_wrapper == dict(type="OptimWrapper", optimizer=dict(lr=1))

@@ -20,7 +20,8 @@ def train_digits(work_dir: Path, dtype: str | None) -> tuple[float, float]:
         cfg.merge_from_dict({"optim_wrapper.type": "AmpOptimWrapper", "optim_wrapper.dtype": dtype})
     Runner.from_cfg(cfg).train()
     (log_dir,) = [p for p in work_dir.iterdir() if p.is_dir()]
-    rows = [json.loads(line) for line in (log_dir / "vis_data/scalars.json").read_text().splitlines()]
+    lines = (log_dir / "vis_data/scalars.json").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
     loss = [row["loss"] for row in rows if "loss" in row][-1]
     accuracy = [row["accuracy/top1"] for row in rows if "accuracy/top1" in row][-1]
     return loss, accuracy

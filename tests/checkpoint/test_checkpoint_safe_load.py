@@ -1,0 +1,129 @@
+"""Safe loading: what runnerx writes loads with weights_only; any other pickled object is
+refused by name, runs nothing, and loads only with the unsafe_load opt-in."""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from runnerx.checkpoint import UnsafeCheckpointError, load_checkpoint, save_checkpoint
+from runnerx.config import ConfigDict
+
+
+class CreatesMarkerWhenUnpickled:
+    """Unpickling this calls ``eval`` on code that creates ``marker`` (a stand-in for what a
+    malicious checkpoint could run)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return eval, (f"open({self.marker!r}, 'w').close() or 'ran'",)
+
+
+def test_a_malicious_pickle_runs_nothing_and_its_object_is_named(tmp_path):
+    marker = tmp_path / "marker"
+    path = tmp_path / "evil.pth"
+    save_checkpoint({"state_dict": {}, "payload": CreatesMarkerWhenUnpickled(str(marker))}, path)
+    with pytest.raises(UnsafeCheckpointError) as caught:
+        load_checkpoint(path)
+    assert not marker.exists()
+    assert caught.value.names == ["builtins.eval"]
+    message = str(caught.value)
+    assert "builtins.eval" in message and "Nothing in it was run" in message
+    assert "unsafe_load=True" in message and "--unsafe-load" in message
+
+    assert load_checkpoint(path, unsafe_load=True)["payload"] == "ran"
+    assert marker.exists()
+
+
+def test_a_custom_class_is_named_by_its_module_path(tmp_path, monkeypatch):
+    (tmp_path / "user_objects.py").write_text(
+        "class Tracked:\n    def __init__(self, value):\n        self.value = value\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import user_objects
+
+    path = tmp_path / "custom.pth"
+    save_checkpoint({"meta": {"extra": user_objects.Tracked(3)}}, path)
+    with pytest.raises(UnsafeCheckpointError, match=r"user_objects\.Tracked"):
+        load_checkpoint(path)
+    assert load_checkpoint(path, unsafe_load=True)["meta"]["extra"].value == 3
+    sys.modules.pop("user_objects")
+
+
+def test_getattr_is_allowed_only_for_mmengine_history_buffers(tmp_path):
+    class FetchesAttribute:
+        def __reduce__(self):
+            return getattr, (collections.OrderedDict, "fromkeys")
+
+    path = tmp_path / "getattr.pth"
+    save_checkpoint({"x": FetchesAttribute()}, path)
+    with pytest.raises(UnsafeCheckpointError, match="getattr"):
+        load_checkpoint(path)
+
+
+def test_what_runnerx_puts_in_checkpoints_loads_safely(tmp_path):
+    np_rng = np.random.RandomState(3)
+    checkpoint = {
+        "state_dict": {"w": torch.randn(3, 2, dtype=torch.bfloat16)},
+        "meta": {
+            "rng": {
+                "python": random.Random(1).getstate(),
+                "numpy": np_rng.get_state(),
+                "numpy_generator": np.random.default_rng(2).bit_generator.state,
+                "torch": torch.get_rng_state(),
+            },
+            "cfg": ConfigDict(model=dict(type="Net", channels=(16, 32))),
+        },
+        "message_hub": {
+            "runtime_info": {"eta": np.float64(1.5), "hist": np.arange(4), "ok": np.bool_(True)},
+            "log_scalars": {},
+        },
+    }
+    path = tmp_path / "state.pth"
+    save_checkpoint(checkpoint, path)
+    loaded = load_checkpoint(path)
+    assert torch.equal(loaded["state_dict"]["w"], checkpoint["state_dict"]["w"])
+    assert loaded["meta"]["rng"]["python"] == checkpoint["meta"]["rng"]["python"]
+    restored = np.random.RandomState()
+    restored.set_state(loaded["meta"]["rng"]["numpy"])
+    assert restored.randint(1000) == np_rng.randint(1000)
+    assert loaded["meta"]["rng"]["numpy_generator"] == checkpoint["meta"]["rng"]["numpy_generator"]
+    assert isinstance(loaded["meta"]["cfg"], ConfigDict)
+    assert loaded["meta"]["cfg"].model.channels == (16, 32)
+    info = loaded["message_hub"]["runtime_info"]
+    assert info["eta"] == 1.5 and list(info["hist"]) == [0, 1, 2, 3] and info["ok"]
+
+
+def test_a_trained_runners_checkpoint_loads_safely(make_runner):
+    runner = make_runner(
+        {"interval": 1},
+        max_epochs=1,
+        scores=[0.5],
+        custom_hooks=[{"type": "EMAHook", "momentum": 0.5}],
+        param_scheduler=[{"type": "LinearLR", "start_factor": 0.5, "by_epoch": False, "end": 2}],
+    )
+    runner.train()
+    checkpoint = load_checkpoint(os.path.join(runner.work_dir, "epoch_1.pth"))
+    assert {"meta", "state_dict", "ema_state_dict", "optimizer", "param_schedulers"} <= set(
+        checkpoint
+    )
+    assert checkpoint["message_hub"]["log_scalars"]["train/loss"]["values"]
+
+
+def test_a_torn_file_is_reported_as_incomplete(tmp_path):
+    path = tmp_path / "whole.pth"
+    save_checkpoint({"w": torch.zeros(1000)}, path)
+    torn = tmp_path / "torn.pth"
+    torn.write_bytes(path.read_bytes()[: os.path.getsize(path) // 2])
+    with pytest.raises(RuntimeError, match="not a complete checkpoint"):
+        load_checkpoint(torn)
+    with pytest.raises(FileNotFoundError, match="missing.pth"):
+        load_checkpoint(tmp_path / "missing.pth")
