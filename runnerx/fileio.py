@@ -1,18 +1,37 @@
-"""Writing files so that a crash cannot tear them (shared by config dumps and checkpoints)."""
+"""Writing files so that a crash cannot tear them (shared by config dumps and checkpoints).
+
+A file is written to a hidden temporary file beside its target, flushed, fsynced, then
+renamed over the target: readers, and a crash at any moment, see the old file or the complete
+new one. The fsync and rename may run on a background thread (``background=True``) so training
+does not wait for the disk; what must happen after such a file is in place (pointing
+``last_checkpoint`` at it, removing older checkpoints) is queued behind it with
+:func:`after_pending_writes`, and :func:`wait_for_pending_writes` blocks until all is done.
+"""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO
+
+_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+_pending: list[Future] = []
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, binary: bool = False) -> Iterator[IO]:
-    """Open a temporary file beside ``path``; on success flush, fsync and rename it over
-    ``path``. Readers (and a crash at any moment) see the old file or the complete new one.
+def atomic_write(
+    path: str | os.PathLike, binary: bool = False, background: bool = False
+) -> Iterator[IO]:
+    """Open a temporary file beside ``path``; when the block ends without error, put it in
+    place atomically (with ``background=True``, its fsync and rename happen on the writer
+    thread, in order with the other queued work).
 
     .. code-block:: python
 
@@ -24,15 +43,85 @@ def atomic_write(path: str | os.PathLike, binary: bool = False) -> Iterator[IO]:
     os.makedirs(folder, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.")
     try:
-        with os.fdopen(
-            handle, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})
-        ) as file:
+        mode, options = ("wb", {}) if binary else ("w", {"encoding": "utf-8"})
+        with os.fdopen(handle, mode, **options) as file:
             yield file
             file.flush()
-            os.fsync(file.fileno())
+    except BaseException:
+        _discard(temporary)
+        raise
+    if background:
+        _submit(lambda: _put_in_place(temporary, path))
+    else:
+        _put_in_place(temporary, path)
+
+
+def after_pending_writes(function: Callable[[], object]) -> None:
+    """Run ``function`` once the files queued for the background are in place (now, if none)."""
+    with _lock:
+        busy = any(not future.done() for future in _pending)
+    if busy:
+        _submit(function)
+    else:
+        function()
+
+
+def wait_for_pending_writes() -> None:
+    """Block until every queued write and action is done; raise the first error among them."""
+    with _lock:
+        pending, _pending[:] = list(_pending), []
+    errors = [future.exception() for future in pending]
+    failures = [error for error in errors if error is not None]
+    if failures:
+        raise failures[0]
+
+
+def _put_in_place(temporary: str, path: str) -> None:
+    try:
+        descriptor = os.open(temporary, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+        _discard(temporary)
         raise
+    _sync_folder(os.path.dirname(os.path.abspath(path)))
+
+
+def _sync_folder(folder: str) -> None:
+    # The rename itself survives a power loss only once the folder's entry is on disk.
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def _discard(temporary: str) -> None:
+    if os.path.exists(temporary):
+        os.unlink(temporary)
+
+
+def _submit(function: Callable[[], object]) -> None:
+    global _executor
+    with _lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runnerx-writer")
+            atexit.register(_finish_at_exit)
+        _pending[:] = [future for future in _pending if not future.done() or future.exception()]
+        _pending.append(_executor.submit(function))
+
+
+def _finish_at_exit() -> None:
+    try:
+        wait_for_pending_writes()
+    except Exception as error:  # the process is ending: say what was not written
+        warnings.warn(f"a background file write failed: {error}", stacklevel=1)

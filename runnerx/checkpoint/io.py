@@ -27,9 +27,14 @@ from .safe_load import load_weights_only
 _PARTIAL_FILE = re.compile(r"^\.(?P<target>.+)\.[a-z0-9_]{8}$")
 
 
-def save_checkpoint(checkpoint: dict, path: str | os.PathLike) -> None:
-    """Write ``checkpoint`` to ``path`` atomically (the old file or the new one, never half)."""
-    with atomic_write(path, binary=True) as file:
+def save_checkpoint(checkpoint: dict, path: str | os.PathLike, background: bool = False) -> None:
+    """Write ``checkpoint`` to ``path`` atomically (the old file or the new one, never half).
+
+    The dict is serialised before this returns (training may change the tensors right after);
+    with ``background=True`` only the fsync and rename are left to the writer thread (see
+    :mod:`runnerx.fileio`), so a save costs about what ``torch.save`` costs.
+    """
+    with atomic_write(path, binary=True, background=background) as file:
         torch.save(checkpoint, file)
 
 

@@ -14,10 +14,12 @@ from typing import Any
 import torch
 
 from runnerx.dist import all_gather_object
+from runnerx.fileio import wait_for_pending_writes
 from runnerx.runner.environment import capture_rng_state, restore_rng_state
 from runnerx.version import __version__
 
 from .io import load_checkpoint, load_model_weights, save_checkpoint
+from .mmengine_compat import convert_mmengine_message_hub
 
 
 def runner_checkpoint(
@@ -69,7 +71,7 @@ def save_runner_checkpoint(runner: Any, out_dir: str, filename: str, **kwargs: A
     runner.call_hook("before_save_checkpoint", checkpoint=checkpoint)
     path = os.path.join(out_dir, filename)
     if runner.rank == 0:
-        save_checkpoint(checkpoint, path)
+        save_checkpoint(checkpoint, path, background=True)
     return path
 
 
@@ -77,7 +79,7 @@ def resume_runner(
     runner: Any, path: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
 ) -> dict:
     """Restore weights, optimizer, schedulers, counters and logged history from ``path``."""
-    checkpoint = load_checkpoint(path)
+    checkpoint = load_checkpoint(path, unsafe_load=runner.unsafe_load)
     # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
     runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
     load_model_weights(runner.unwrapped_model, checkpoint, strict=True)
@@ -93,7 +95,7 @@ def resume_runner(
     if resume_param_scheduler and "param_schedulers" in checkpoint and runner.param_schedulers:
         _load_schedulers(runner.param_schedulers, checkpoint["param_schedulers"])
     if "message_hub" in checkpoint:
-        runner.message_hub.load_state_dict(checkpoint["message_hub"])
+        runner.message_hub.load_state_dict(convert_mmengine_message_hub(checkpoint["message_hub"]))
     runner.logger.info(f"resumed from {path} at epoch {loop.epoch}, iter {loop.iter}")
     return checkpoint
 
@@ -116,6 +118,7 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
 def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> None:
     """``resume=True``: the newest checkpoint of the work dir (else ``load_from``, else start);
     ``resume='path'``: that file; otherwise ``load_from`` loads weights only."""
+    wait_for_pending_writes()  # a checkpoint this process is still finishing counts
     if resume:
         path = resume if isinstance(resume, str) else find_latest_checkpoint(runner.work_dir)
         path = path or load_from

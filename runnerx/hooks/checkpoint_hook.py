@@ -13,7 +13,7 @@ from typing import Any
 from runnerx.checkpoint.io import load_checkpoint, remove_partial_files
 from runnerx.checkpoint.publish import strip_training_state, write_published
 from runnerx.dist import is_main_process
-from runnerx.fileio import atomic_write
+from runnerx.fileio import after_pending_writes, atomic_write, wait_for_pending_writes
 from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import (
     DEFAULT_GREATER_KEYS,
@@ -203,6 +203,7 @@ class CheckpointHook(Hook):
         """Publish the last and the best checkpoints when ``published_keys`` is set."""
         if not self.published_keys or not is_main_process():
             return
+        wait_for_pending_writes()  # the checkpoints to publish must be in place
         paths = [self.last_ckpt] if self.save_last else []
         paths += self._best_paths.values()
         for path in dict.fromkeys(path for path in paths if path):
@@ -247,8 +248,8 @@ class CheckpointHook(Hook):
             f"The best checkpoint with {float(score):.4f} {key} at {step} {unit} is saved to "
             f"{filename}."
         )
-        if previous and previous != path and is_main_process() and _remove(previous):
-            runner.logger.info(f"The previous best checkpoint {previous} was removed.")
+        if previous and previous != path and is_main_process():
+            after_pending_writes(lambda: _remove_previous_best(runner, previous))
         return True
 
     def _info_key(self, name: str, key: str) -> str:
@@ -274,10 +275,11 @@ class CheckpointHook(Hook):
             save_param_scheduler=self.save_param_scheduler,
             meta=meta,
         )
+        # Queued behind the checkpoint's own background write: last_checkpoint names it only
+        # once it is complete, and older ones go only after that.
         if is_main_process():
-            with atomic_write(os.path.join(str(runner.work_dir), "last_checkpoint")) as file:
-                file.write(path)
-        self._remove_steps(runner, dropped)
+            after_pending_writes(lambda: _point_last_checkpoint(str(runner.work_dir), path))
+        after_pending_writes(lambda: self._remove_steps(runner, dropped))
 
     def _trim_kept_steps(self) -> list[int]:
         """Cut the kept steps to ``max_keep_ckpts``; return the ones cut (oldest first)."""
@@ -319,6 +321,16 @@ def _names(value: str | Sequence[str] | None, key: str) -> list[str]:
     if len(set(names)) != len(names):
         raise ValueError(f"CheckpointHook: {key} has duplicates: {value!r}")
     return list(names)
+
+
+def _point_last_checkpoint(work_dir: str, path: str) -> None:
+    with atomic_write(os.path.join(work_dir, "last_checkpoint")) as file:
+        file.write(path)
+
+
+def _remove_previous_best(runner: Any, previous: str) -> None:
+    if _remove(previous):
+        runner.logger.info(f"The previous best checkpoint {previous} was removed.")
 
 
 def _remove(path: str) -> bool:

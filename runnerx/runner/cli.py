@@ -25,6 +25,12 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
         default="none",
         help="job launcher",
     )
+    parser.add_argument(
+        "--unsafe-load",
+        action="store_true",
+        help="allow checkpoints that hold arbitrary pickled objects (they can run code when "
+        "loaded): only for files you trust",
+    )
     parser.add_argument("--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS)
 
 
@@ -36,6 +42,8 @@ def load_config(args: argparse.Namespace) -> Config:
     cfg.launcher = args.launcher
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options, source="--cfg-options")
+    if args.unsafe_load:
+        cfg.unsafe_load = True
     if args.work_dir is not None:
         cfg.work_dir = args.work_dir
     elif cfg.get("work_dir") is None:

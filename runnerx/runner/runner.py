@@ -15,6 +15,7 @@ the results, calls the hooks and owns the work directory.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import time
@@ -25,6 +26,7 @@ from torch import nn
 
 from runnerx.config import Config, ConfigDict
 from runnerx.dist import broadcast_object, get_rank, get_world_size, is_distributed
+from runnerx.fileio import wait_for_pending_writes
 from runnerx.registry import MODELS, RUNNERS, VISUALIZERS, DefaultScope
 
 from .environment import (
@@ -70,6 +72,7 @@ class Runner:
         randomness: dict | None = None,
         experiment_name: str | None = None,
         cfg: Config | dict | None = None,
+        unsafe_load: bool = False,
     ) -> None:
         self.cfg = cfg if isinstance(cfg, Config) else Config(copy.deepcopy(dict(cfg or {})))
         self._launcher = launcher
@@ -129,6 +132,7 @@ class Runner:
         self._load_from = load_from
         self._resume = resume
         self._loaded = False
+        self.unsafe_load = unsafe_load  # trusted checkpoints only: they may run pickled code
         if self.cfg.filename is not None and self.rank == 0:
             self.cfg.dump(os.path.join(self.log_dir, os.path.basename(self.cfg.filename)))
 
@@ -169,6 +173,7 @@ class Runner:
             randomness=cfg.get("randomness"),
             experiment_name=cfg.get("experiment_name"),
             cfg=cfg,
+            unsafe_load=cfg.get("unsafe_load", False),
         )
 
     # ----------------------------------------------------------------- set-up pieces
@@ -404,8 +409,15 @@ class Runner:
         self.optim_wrapper.initialize_count_status(
             self.unwrapped_model, loop.iter, loop.max_iters, epoch_length
         )
-        model = loop.run()
-        self.call_hook("after_run")
+        try:
+            model = loop.run()
+            self.call_hook("after_run")
+        except BaseException:
+            # a failed run still finishes the checkpoints already handed to the writer thread
+            with contextlib.suppress(Exception):
+                wait_for_pending_writes()
+            raise
+        wait_for_pending_writes()
         return model
 
     def val(self) -> dict:

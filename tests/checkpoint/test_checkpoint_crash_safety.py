@@ -1,8 +1,8 @@
 """Crash safety: a training process that saves an 8 MB checkpoint after every iteration is
-SIGKILLed at random moments, most of them in the middle of a save. After every kill each
-checkpoint in the folder loads completely, ``last_checkpoint`` names a complete one, the 3
-newest (max_keep_ckpts) up to it are all there, and the next run removes the half-written
-temporary files, resumes and goes on."""
+SIGKILLed at random moments, most of them in the middle of a save (rounds go on until one
+was). After every kill each checkpoint in the folder loads completely, ``last_checkpoint``
+names a complete one, the 3 newest (max_keep_ckpts) up to it are all there, and the next run
+removes the half-written temporary files, resumes from ``last_checkpoint`` and goes on."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from runnerx.checkpoint import load_checkpoint
 
 WRITER = Path(__file__).with_name("checkpoint_writer.py")
 MAX_KEEP_CKPTS = 3  # as in the writer
-ROUNDS = 5
+ROUNDS, MAX_ROUNDS = 5, 10
 
 
 def start_writer(work_dir: Path, log: Path) -> tuple[subprocess.Popen, int]:
@@ -47,8 +47,8 @@ def check_after_kill(work_dir: Path) -> tuple[int, list[Path]]:
         if found:
             checkpoint = load_checkpoint(work_dir / name)  # loads completely
             assert checkpoint["meta"]["iter"] == int(found[1])
-            assert checkpoint["state_dict"]["linear.weight"].shape == (1024, 1024)
-            assert checkpoint["optimizer"]["state"][0]["momentum_buffer"].shape == (1024, 1024)
+            assert checkpoint["state_dict"]["table"].shape == (2048, 1024)
+            assert checkpoint["optimizer"]["state"][0]["momentum_buffer"].shape == (64, 64)
             complete[int(found[1])] = name
     pointer = work_dir / "last_checkpoint"
     step = 0
@@ -68,7 +68,9 @@ def test_a_killed_run_leaves_only_complete_checkpoints_and_resumes(tmp_path):
     delays = random.Random(0)
     saved, partial = 0, []
     kills_during_a_save = 0
-    for _ in range(ROUNDS):
+    for round_index in range(MAX_ROUNDS):
+        if round_index >= ROUNDS and kills_during_a_save:
+            break
         process, start = start_writer(work_dir, log)
         assert start == saved  # resumed from the checkpoint last_checkpoint names
         assert not [path for path in partial if path.exists()]  # the new run cleaned up

@@ -55,6 +55,9 @@ def test_a_custom_class_is_named_by_its_module_path(tmp_path, monkeypatch):
     with pytest.raises(UnsafeCheckpointError, match=r"user_objects\.Tracked"):
         load_checkpoint(path)
     assert load_checkpoint(path, unsafe_load=True)["meta"]["extra"].value == 3
+    # one trusted class can be allowed without unpickling everything
+    with torch.serialization.safe_globals([user_objects.Tracked]):
+        assert load_checkpoint(path)["meta"]["extra"].value == 3
     sys.modules.pop("user_objects")
 
 

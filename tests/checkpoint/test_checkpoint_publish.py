@@ -1,0 +1,103 @@
+"""tools/publish_model.py: keeps the weights (dtype unchanged) and a small meta, names the file
+after the sha256 of its bytes and prints the path."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from runnerx.checkpoint import UnsafeCheckpointError, load_checkpoint, save_checkpoint
+
+ROOT = Path(__file__).parents[2]
+
+
+def load_tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+publish_model = load_tool("publish_model")
+
+
+def training_checkpoint() -> dict:
+    return {
+        "meta": {
+            "epoch": 3,
+            "iter": 60,
+            "seed": 0,
+            "cfg": "model = dict(type='Net')\nwork_dir = '/home/me/private'\n",
+            "experiment_name": "digits_20240101_000000",
+            "dataset_meta": {"classes": ("0", "1")},
+            "runnerx_version": "0.1.0",
+        },
+        "state_dict": {
+            "conv.weight": torch.randn(4, 3, dtype=torch.float16),
+            "head.bias": torch.randn(2, dtype=torch.bfloat16),
+        },
+        "ema_state_dict": {"module.conv.weight": torch.randn(4, 3)},
+        "optimizer": {"state": {0: {"momentum_buffer": torch.randn(4, 3)}}, "param_groups": []},
+        "param_schedulers": [{"last_step": 60}],
+        "message_hub": {"log_scalars": {}, "runtime_info": {}},
+        "rng_states": [{"torch": torch.get_rng_state()}],
+        "dataloader": {"epoch": 3, "batches": 0},
+    }
+
+
+def test_publish_model_strips_training_state_and_names_the_file_by_its_hash(tmp_path):
+    source = tmp_path / "epoch_3.pth"
+    checkpoint = training_checkpoint()
+    save_checkpoint(checkpoint, source)
+    result = subprocess.run(
+        [sys.executable, "tools/publish_model.py", str(source), str(tmp_path / "digits.pth")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    final = Path(result.stdout.strip())
+    assert re.fullmatch(r"digits-[0-9a-f]{8}\.pth", final.name) and final.parent == tmp_path
+    assert hashlib.sha256(final.read_bytes()).hexdigest()[:8] == final.stem[-8:]
+    assert not (tmp_path / "digits.pth").exists()
+    assert "left out: dataloader, ema_state_dict, message_hub, optimizer" in result.stderr
+
+    published = load_checkpoint(final)
+    assert set(published) == {"meta", "state_dict"}
+    assert set(published["meta"]) == {
+        "epoch",
+        "iter",
+        "experiment_name",
+        "dataset_meta",
+        "runnerx_version",
+    }  # no config text (paths), no seed
+    for key, tensor in checkpoint["state_dict"].items():
+        assert published["state_dict"][key].dtype == tensor.dtype
+        assert torch.equal(published["state_dict"][key], tensor)
+    assert final.stat().st_size < source.stat().st_size
+
+
+def test_publishing_again_gives_the_same_file(tmp_path):
+    source = tmp_path / "in.pth"
+    save_checkpoint(training_checkpoint(), source)
+    first = publish_model.main([str(source), str(tmp_path / "a" / "model.pth")])
+    second = publish_model.main([str(source), str(tmp_path / "b" / "model.pth")])
+    assert Path(first).read_bytes() == Path(second).read_bytes()
+    assert Path(first).name == Path(second).name
+
+
+def test_an_unsafe_checkpoint_needs_the_flag(tmp_path):
+    source = tmp_path / "in.pth"
+    save_checkpoint({"state_dict": {"w": torch.ones(1)}, "meta": {"f": print}}, source)
+    with pytest.raises(UnsafeCheckpointError, match=r"builtins\.print"):
+        publish_model.main([str(source), str(tmp_path / "out.pth")])
+    final = publish_model.main([str(source), str(tmp_path / "out.pth"), "--unsafe-load"])
+    assert load_checkpoint(final)["state_dict"]["w"].item() == 1.0
