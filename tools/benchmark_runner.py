@@ -134,25 +134,28 @@ class ProfiledTraining(Hook):
         self.profiler.disable()
 
 
-def profile_runner(iters: int, work_dir: str, top: int = 30) -> None:
-    """Print what costs the runnerx MLP loop most, in us per iteration (cProfile's own cost
-    inflates every Python call: read the ranking, not the absolute numbers)."""
+def profile_runner(iters: int, work_dir: str, top: int = 15) -> None:
+    """Print what costs the runnerx MLP loop most, in us per iteration, overall and in
+    runnerx's own code (cProfile's own cost inflates every Python call: read the ranking
+    more than the absolute numbers)."""
     hook = ProfiledTraining()
     with contextlib.redirect_stdout(devnull()):
         build_runner("runnerx", "mlp", iters, work_dir, [hook], make_batches("mlp")).train()
     stats = pstats.Stats(hook.profiler).stats  # (file, line, name) -> (_, calls, own, cum, _)
-    rows = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:top]
-    print(f"cProfile of the runnerx MLP Runner loop, {iters} iterations (* marks runnerx code)")
-    print(f"{'own us/it':>10}{'cum us/it':>10}{'calls/it':>9}  function")
-    for (file, line, name), (_, calls, own, cumulative, _) in rows:
-        ours = file.startswith(str(ROOT / "runnerx"))
-        where = f"{os.path.relpath(file, ROOT) if ours else os.path.basename(file)}:{line}"
-        print(
-            f"{own / iters * 1e6:>10.2f}{cumulative / iters * 1e6:>10.2f}{calls / iters:>9.2f}"
-            f" {'*' if ours else ' '}{name} ({where})"
-        )
-    framework = sum(v[2] for k, v in stats.items() if k[0].startswith(str(ROOT / "runnerx")))
-    print(f"own time in runnerx code: {framework / iters * 1e6:.1f} us/it (profiled)")
+    package = str(ROOT / "runnerx")
+    ranked = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)
+    ours = [item for item in ranked if item[0][0].startswith(package)]
+    print(f"cProfile of the runnerx MLP Runner loop, {iters} iterations")
+    for title, rows in (("everything", ranked[:top]), ("runnerx's own code", ours[:top])):
+        print(f"\n{title}:\n{'own us/it':>10}{'cum us/it':>10}{'calls/it':>9}  function")
+        for (file, line, name), (_, calls, own, cumulative, _) in rows:
+            where = os.path.relpath(file, ROOT) if file.startswith(package) else Path(file).name
+            print(
+                f"{own / iters * 1e6:>10.2f}{cumulative / iters * 1e6:>10.2f}"
+                f"{calls / iters:>9.2f}  {name} ({where}:{line})"
+            )
+    total = sum(values[2] for _, values in ours)
+    print(f"own time in runnerx code: {total / iters * 1e6:.1f} us/it (profiled)")
 
 
 def main() -> None:

@@ -1,0 +1,61 @@
+"""Activation checkpointing: keep fewer activations, recompute them in the backward pass.
+
+.. code-block:: python
+
+    activation_checkpointing = dict(modules=['TransformerBlock'])
+
+Each matching module runs its ``forward`` through non-reentrant ``torch.utils.checkpoint``:
+its inner activations are dropped after the forward pass and recomputed when the backward
+pass needs them (less memory, about one more forward of compute). The module keeps its
+parameters, names and state dict; only its class becomes a ``Checkpointed<Name>`` subclass,
+so ``isinstance`` checks, parameter-wise optimizer settings and EMA copies keep working.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+from .module_match import find_modules
+from .options import as_dict, check_keys
+
+_CHECKPOINTED: dict[type, type] = {}
+
+
+def apply_activation_checkpointing(model: nn.Module, cfg: Any) -> list[nn.Module]:
+    """Checkpoint the sub-modules ``cfg['modules']`` names (in place); return them."""
+    cfg = as_dict(cfg, "activation_checkpointing", "dict(modules=['TransformerBlock'])")
+    check_keys(cfg, ("modules",), "activation_checkpointing")
+    if "modules" not in cfg:
+        raise KeyError(
+            "activation_checkpointing needs modules=[...]: the classes of the blocks to "
+            "recompute, e.g. dict(modules=['TransformerBlock'])"
+        )
+    modules = find_modules(model, cfg["modules"], "activation_checkpointing.modules")
+    for module in modules:
+        if not getattr(module, "_runnerx_checkpointed", False):
+            module.__class__ = checkpointed_class(type(module))
+    return modules
+
+
+def checkpointed_class(cls: type) -> type:
+    """A subclass of ``cls`` whose ``forward`` runs under ``torch.utils.checkpoint`` (one per
+    class, made once)."""
+    if cls not in _CHECKPOINTED:
+
+        def forward(self: nn.Module, *args: Any, **kwargs: Any) -> Any:
+            parent_forward = super(subclass, self).forward
+            if not torch.is_grad_enabled():  # nothing to save for a backward pass
+                return parent_forward(*args, **kwargs)
+            return checkpoint(parent_forward, *args, use_reentrant=False, **kwargs)
+
+        subclass = type(
+            f"Checkpointed{cls.__name__}",
+            (cls,),
+            {"forward": forward, "_runnerx_checkpointed": True, "__module__": cls.__module__},
+        )
+        _CHECKPOINTED[cls] = subclass
+    return _CHECKPOINTED[cls]

@@ -1,0 +1,105 @@
+"""Sharded checkpoints: every rank writes its own shards (``torch.distributed.checkpoint``).
+
+For models too large to gather on one rank. A sharded checkpoint is a folder: the model
+(``state_dict``) and optimizer (``optimizer``) state in DCP's files, written by all ranks in
+parallel, plus ``extra.pth`` (written by rank 0) with everything else the checkpoint holds
+(``meta``, ``message_hub``, ``param_schedulers``, ...). It loads back into the same model
+under any number of ranks; ``tools/consolidate_checkpoint.py`` turns it into one ordinary
+checkpoint file::
+
+    python tools/consolidate_checkpoint.py work_dirs/x/iter_1000 work_dirs/x/iter_1000.pth
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+import torch
+from torch import nn
+
+from runnerx.dist import barrier, get_rank
+
+from .state_dict import (
+    load_model_state_dict,
+    load_optimizer_state_dict,
+    model_state_dict,
+    optimizer_state_dict,
+)
+
+EXTRA_FILE = "extra.pth"
+_METADATA_FILE = ".metadata"  # what DCP writes last: its presence marks a finished save
+
+
+def save_sharded_checkpoint(
+    path: str | os.PathLike,
+    model: nn.Module,
+    optim_wrapper: Any = None,
+    extra: dict | None = None,
+) -> None:
+    """Save ``model`` (and ``optim_wrapper``) as shards to the folder ``path``, with ``extra``
+    (any other checkpoint entries, on rank 0) in ``path/extra.pth``. All ranks call it."""
+    import torch.distributed.checkpoint as dcp
+
+    from runnerx.checkpoint.io import save_checkpoint
+
+    path = os.fspath(path)
+    state = {"state_dict": model_state_dict(model, full=False)}
+    if optim_wrapper is not None:
+        state["optimizer"] = optimizer_state_dict(model, optim_wrapper, full=False)
+    dcp.save(state, checkpoint_id=path)
+    if get_rank() == 0:
+        save_checkpoint(dict(extra or {}), os.path.join(path, EXTRA_FILE))
+    barrier()
+
+
+def load_sharded_checkpoint(
+    path: str | os.PathLike, model: nn.Module, optim_wrapper: Any = None
+) -> dict:
+    """Load the folder ``path`` written by :func:`save_sharded_checkpoint` into ``model`` (and
+    ``optim_wrapper``) in place; return the other entries (``extra.pth``). All ranks call it."""
+    import torch.distributed.checkpoint as dcp
+
+    from runnerx.checkpoint.io import load_checkpoint
+
+    path = os.fspath(path)
+    if not os.path.isfile(os.path.join(path, _METADATA_FILE)):
+        raise FileNotFoundError(f"{path} is not a sharded checkpoint (it has no {_METADATA_FILE})")
+    state = {"state_dict": model_state_dict(model, full=False)}
+    if optim_wrapper is not None:
+        state["optimizer"] = optimizer_state_dict(model, optim_wrapper, full=False)
+    dcp.load(state, checkpoint_id=path)
+    load_model_state_dict(model, state["state_dict"], strict=True)
+    if optim_wrapper is not None:
+        load_optimizer_state_dict(model, optim_wrapper, state["optimizer"])
+    extra_path = os.path.join(path, EXTRA_FILE)
+    return load_checkpoint(extra_path) if os.path.isfile(extra_path) else {}
+
+
+def consolidate_checkpoint(sharded_dir: str | os.PathLike, out_path: str | os.PathLike) -> dict:
+    """Write the sharded checkpoint ``sharded_dir`` as one checkpoint file ``out_path`` (whole
+    tensors; the optimizer state keyed by parameter name) and return it. One process, no
+    GPU: it reads the shards of every rank."""
+    try:
+        from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+    except ImportError as error:
+        raise RuntimeError(
+            f"consolidating needs torch.distributed.checkpoint.format_utils (torch >= 2.3); "
+            f"this is torch {torch.__version__}"
+        ) from error
+    from runnerx.checkpoint.io import load_checkpoint, save_checkpoint
+
+    sharded_dir, out_path = os.fspath(sharded_dir), os.fspath(out_path)
+    if not os.path.isfile(os.path.join(sharded_dir, _METADATA_FILE)):
+        raise FileNotFoundError(
+            f"{sharded_dir} is not a sharded checkpoint (it has no {_METADATA_FILE})"
+        )
+    extra_path = os.path.join(sharded_dir, EXTRA_FILE)
+    checkpoint = load_checkpoint(extra_path) if os.path.isfile(extra_path) else {}
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(out_path))) as scratch:
+        tensors_path = os.path.join(scratch, "tensors.pth")
+        dcp_to_torch_save(sharded_dir, tensors_path)
+        checkpoint.update(load_checkpoint(tensors_path))
+    save_checkpoint(checkpoint, out_path)
+    return checkpoint

@@ -1,0 +1,145 @@
+"""Strategies: how a prepared model is wrapped for its run (the last step of prepare_model).
+
+=================================  ===========================================================
+``strategy=``                      result
+=================================  ===========================================================
+``None`` (default)                 DDP when distributed, else the model itself
+``'single'``                       the model itself
+``'ddp'`` / ``dict(type='DDP',     :class:`DistributedDataParallelModel` (``find_unused_para
+...)``                             meters``, ``broadcast_buffers``, ``static_graph``, ...)
+``'fsdp'`` / ``dict(type='FSDP',   :class:`FullyShardedModel` (see ``runnerx.parallel.fsdp``)
+...)``
+``'dp'``                           :class:`DataParallelModel` over the visible GPUs
+=================================  ===========================================================
+
+Each is a function of the model registered in ``STRATEGIES``; a custom one is registered the
+same way (``@STRATEGIES.register_module()`` on ``def my_strategy(module, **options)``).
+MMEngine's ``model_wrapper_cfg`` (a ``MODEL_WRAPPERS`` type) is honoured in distributed runs.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+from runnerx.dist import get_world_size, is_distributed
+from runnerx.optim.checks import check_arguments
+from runnerx.registry import MODEL_WRAPPERS, STRATEGIES
+
+from .data_parallel import data_parallel
+from .ddp import DistributedDataParallelModel
+from .fsdp import FullyShardedModel
+from .options import did_you_mean
+
+#: the short names of ``strategy='...'`` (any case) and the registered types they stand for
+STRATEGY_NAMES = {"single": "SingleDevice", "ddp": "DDP", "fsdp": "FSDP", "dp": "DP"}
+
+
+@STRATEGIES.register_module(name="SingleDevice")
+def single_device(module: nn.Module) -> nn.Module:
+    """One process, one device: the model as it is."""
+    return module
+
+
+@STRATEGIES.register_module(name="DDP")
+def distributed_data_parallel(module: nn.Module, **options: Any) -> nn.Module:
+    """:class:`DistributedDataParallelModel` with MMEngine's defaults (``broadcast_buffers=
+    False``; ``device_ids`` the model's GPU); outside a distributed run, the model itself."""
+    if get_world_size() == 1:
+        _warn_single_process("DDP")
+        return module
+    options.setdefault("broadcast_buffers", False)
+    options.setdefault("device_ids", _device_ids(module))
+    return DistributedDataParallelModel(module, **options)
+
+
+@STRATEGIES.register_module(name="FSDP")
+def fully_sharded(module: nn.Module, **options: Any) -> nn.Module:
+    """:class:`FullyShardedModel`; outside a distributed run, the model itself."""
+    if not is_distributed():
+        _warn_single_process("FSDP")
+        return module
+    return FullyShardedModel(module, **options)
+
+
+STRATEGIES.register_module(name="DP", module=data_parallel)
+
+
+def strategy_config(strategy: Any) -> dict:
+    """``strategy`` as a dict (``'fsdp'`` -> ``{'type': 'FSDP'}``); None is ``{}``."""
+    if strategy is None:
+        return {}
+    if isinstance(strategy, str):
+        strategy = {"type": strategy}
+    if not isinstance(strategy, Mapping):
+        raise TypeError(
+            "strategy must be a name ('ddp', 'fsdp', 'dp', 'single') or a dict such as "
+            f"dict(type='FSDP', sharding='zero2'), but got {strategy!r}"
+        )
+    cfg = dict(strategy)
+    kind = cfg.get("type")
+    if isinstance(kind, str):
+        cfg["type"] = STRATEGY_NAMES.get(kind.lower(), kind)
+        if STRATEGIES.get(cfg["type"]) is None:
+            known = [*STRATEGY_NAMES, *STRATEGY_NAMES.values()]
+            raise ValueError(
+                f"strategy type {kind!r} is not known (built in: {', '.join(known)})"
+                f"{did_you_mean(kind, known)}"
+            )
+    return cfg
+
+
+def wrap_model(
+    model: nn.Module,
+    strategy: Mapping[str, Any],
+    model_wrapper_cfg: Mapping[str, Any] | None = None,
+    find_unused_parameters: bool = False,
+) -> nn.Module:
+    """Wrap ``model`` as ``strategy`` (from :func:`strategy_config`) or MMEngine's
+    ``model_wrapper_cfg`` says; with neither, DDP when distributed."""
+    strategy = dict(strategy)
+    if model_wrapper_cfg is not None:
+        if strategy.get("type") is not None:
+            raise ValueError(
+                "the config sets both strategy and model_wrapper_cfg; keep one (strategy for "
+                "runnerx's DDP/FSDP options, model_wrapper_cfg for MMEngine's wrappers)"
+            )
+        return _build_model_wrapper(model, model_wrapper_cfg)
+    kind = strategy.pop("type", None) or ("DDP" if get_world_size() > 1 else "SingleDevice")
+    if kind == "DDP":
+        strategy.setdefault("find_unused_parameters", find_unused_parameters)
+    builder = STRATEGIES.get(kind) if isinstance(kind, str) else kind
+    if builder is not None:
+        check_arguments(builder, list(strategy), "strategy", skip=1)
+    return STRATEGIES.build({"type": kind, **strategy}, default_args={"module": model})
+
+
+def _build_model_wrapper(model: nn.Module, cfg: Mapping[str, Any]) -> nn.Module:
+    """MMEngine's way: ``MODEL_WRAPPERS.build(model_wrapper_cfg)`` in distributed runs only."""
+    if get_world_size() == 1:
+        return model
+    cfg = {"type": "MMDistributedDataParallel", **cfg}
+    default_args: dict[str, Any] = {"module": model}
+    wrapper = MODEL_WRAPPERS.get(cfg["type"]) if isinstance(cfg["type"], str) else cfg["type"]
+    if isinstance(wrapper, type) and issubclass(wrapper, nn.parallel.DistributedDataParallel):
+        default_args["device_ids"] = _device_ids(model)
+    return MODEL_WRAPPERS.build(cfg, default_args=default_args)
+
+
+def _device_ids(module: nn.Module) -> list[int] | None:
+    """DDP's ``device_ids``: the model's GPU, or None on the CPU."""
+    for param in module.parameters():
+        return [param.device.index] if param.device.type == "cuda" else None
+    return [torch.cuda.current_device()] if torch.cuda.is_available() else None
+
+
+def _warn_single_process(kind: str) -> None:
+    warnings.warn(
+        f"strategy {kind!r} is set but this is not a distributed run (one process): the model "
+        "runs as it is; start several processes with torchrun ... --launcher pytorch",
+        stacklevel=3,
+    )

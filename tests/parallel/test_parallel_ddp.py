@@ -1,0 +1,179 @@
+"""DDP with two real ranks (spawned processes, gloo, CPU): each rank trains on half of every
+batch and ends where one process training on the whole batches ends."""
+
+import gc
+import os
+import pickle
+import socket
+import time
+from datetime import timedelta
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from runnerx.logging import MessageHub
+from runnerx.model.examples import CharTransformerLM
+from runnerx.optim import AmpOptimWrapper, OptimWrapper
+from runnerx.parallel import DistributedDataParallelModel, model_state_dict, prepare_model
+
+WORLD_SIZE = 2
+HALF = 2  # samples per rank and step; one process takes 2 * HALF
+STEPS = 4
+VOCAB, LENGTH = 32, 8
+
+
+def make_model():
+    torch.manual_seed(0)
+    return CharTransformerLM(vocab_size=VOCAB, block_size=LENGTH, n_layer=2, n_head=2, n_embd=16)
+
+
+def batches():
+    """STEPS whole batches of 2 * HALF token sequences (targets: the inputs shifted)."""
+    generator = torch.Generator().manual_seed(1)
+    tokens = torch.randint(0, VOCAB, (STEPS, 2 * HALF, LENGTH + 1), generator=generator)
+    return [dict(inputs=seq[:, :-1], data_samples=seq[:, 1:]) for seq in tokens]
+
+
+def rank_share(batch, rank):
+    return {key: value[rank * HALF : (rank + 1) * HALF] for key, value in batch.items()}
+
+
+def make_optim_wrapper(model, kind="plain", accumulative_counts=1):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    if kind == "bf16":
+        return AmpOptimWrapper(
+            dtype="bfloat16", optimizer=optimizer, accumulative_counts=accumulative_counts
+        )
+    return OptimWrapper(optimizer, accumulative_counts=accumulative_counts)
+
+
+def train(model, optim_wrapper, data, after_first_step=None):
+    optim_wrapper.initialize_count_status(model, 0, len(data))
+    for index, batch in enumerate(data):
+        model.train_step(batch, optim_wrapper)
+        if index == 0 and after_first_step is not None:
+            after_first_step()
+
+
+def single_process(kind="plain", accumulative_counts=1):
+    """The reference: one process, whole batches (each micro-step of accumulation takes
+    what the two ranks take together)."""
+    model = make_model()
+    optim_wrapper = make_optim_wrapper(model, kind, accumulative_counts)
+    train(model, optim_wrapper, batches())
+    return model.state_dict()
+
+
+def run_rank(rank, port, out_dir):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=WORLD_SIZE, timeout=timedelta(seconds=60))
+    torch.set_num_threads(1)
+    MessageHub.get_instance("ddp-test")
+    data = [rank_share(batch, rank) for batch in batches()]
+    outcome = {}
+
+    model = prepare_model(make_model())  # distributed and no strategy: DDP
+    outcome["default_wrapper"] = type(model).__name__
+    train(model, make_optim_wrapper(model), data)
+    outcome["plain"] = model_state_dict(model)
+
+    model = prepare_model(make_model(), strategy="ddp")
+    first_grads = {}
+
+    def keep_local_gradient():
+        first_grads.update(
+            {name: param.grad.clone() for name, param in model.module.named_parameters()}
+        )
+
+    train(model, make_optim_wrapper(model, accumulative_counts=2), data, keep_local_gradient)
+    outcome["accumulate"] = model_state_dict(model)
+    outcome["accumulate_first_grads"] = first_grads
+
+    model = prepare_model(make_model(), strategy=dict(type="DDP", static_graph=True))
+    train(model, make_optim_wrapper(model, "bf16"), data)
+    outcome["bf16"] = model_state_dict(model)
+
+    wrapper_cfg = dict(type="MMDistributedDataParallel", find_unused_parameters=True)
+    model = prepare_model(make_model(), model_wrapper_cfg=wrapper_cfg)
+    outcome["mmengine_wrapper"] = (type(model).__name__, model.find_unused_parameters)
+    train(model, make_optim_wrapper(model), data)
+    outcome["mmengine"] = model_state_dict(model)
+
+    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
+        pickle.dump(outcome, file)
+    dist.barrier()
+    dist.destroy_process_group()
+    gc.collect()  # free the process group now, not during interpreter shutdown
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("ddp")
+    context = mp.spawn(run_rank, args=(free_port(), str(out_dir)), nprocs=WORLD_SIZE, join=False)
+    deadline = time.monotonic() + 120
+    while not context.join(timeout=1):
+        if time.monotonic() > deadline:
+            for process in context.processes:
+                process.kill()
+            pytest.fail("the ranks did not finish within 120 s")
+    results = []
+    for rank in range(WORLD_SIZE):
+        with open(out_dir / f"rank{rank}.pkl", "rb") as file:
+            results.append(pickle.load(file))
+    return results
+
+
+def assert_same_weights(actual, expected, atol):
+    assert actual.keys() == expected.keys()
+    for key, value in expected.items():
+        torch.testing.assert_close(
+            actual[key], value, atol=atol, rtol=0, msg=lambda m, k=key: f"{k}: {m}"
+        )
+
+
+def test_distributed_runs_are_wrapped_in_ddp_by_default(outcomes):
+    assert outcomes[0]["default_wrapper"] == "DistributedDataParallelModel"
+
+
+@pytest.mark.parametrize("scenario", ["plain", "mmengine"])
+def test_two_ranks_end_with_the_weights_of_one_process_with_the_whole_batch(outcomes, scenario):
+    expected = single_process()
+    for outcome in outcomes:
+        assert_same_weights(outcome[scenario], expected, atol=1e-5)
+    # the steps changed the weights: the comparison is not of two untouched models
+    assert not torch.equal(expected["head.weight"], make_model().state_dict()["head.weight"])
+
+
+def test_mmengine_model_wrapper_cfg_builds_our_ddp_with_its_options(outcomes):
+    assert outcomes[0]["mmengine_wrapper"] == ("DistributedDataParallelModel", True)
+
+
+def test_accumulation_skips_the_all_reduce_until_the_last_micro_step(outcomes):
+    first = [outcome["accumulate_first_grads"] for outcome in outcomes]
+    # after the first of two micro-steps each rank still holds its own gradient (no_sync) ...
+    weight = "token_embedding.weight"
+    assert not torch.allclose(first[0][weight], first[1][weight])
+    # ... and after the window both hold the update of one process accumulating whole batches
+    expected = single_process(accumulative_counts=2)
+    for outcome in outcomes:
+        assert_same_weights(outcome["accumulate"], expected, atol=1e-5)
+
+
+def test_bf16_autocast_under_ddp_matches_one_process_in_bf16(outcomes):
+    expected = single_process("bf16")
+    for outcome in outcomes:
+        assert_same_weights(outcome["bf16"], expected, atol=2e-2)
+    assert_same_weights(outcomes[0]["bf16"], outcomes[1]["bf16"], atol=0)
+
+
+def test_ddp_wrapper_rejects_an_unknown_option():
+    with pytest.raises(TypeError, match="'find_unused_params'.*Did you mean 'find_unused_par"):
+        DistributedDataParallelModel(make_model(), find_unused_params=True)
