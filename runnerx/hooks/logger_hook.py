@@ -86,7 +86,11 @@ class LoggerHook(Hook):
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
     ) -> None:
         """Log every ``interval`` iterations (and an epoch's last one unless ``ignore_last``)."""
-        epoch_end = batch_idx + 1 == self._epoch_length
+        done = batch_idx + 1
+        epoch_end = done == self._epoch_length
+        # the common case, decided with two modulos: nothing to log after this iteration
+        if done % self.interval and not epoch_end and (runner.iter + 1) % self.interval_exp_name:
+            return
         if epoch_end or self.every_n_train_iters(runner, self.interval_exp_name):
             runner.logger.info(f"Exp name: {runner.experiment_name}")
         if not (

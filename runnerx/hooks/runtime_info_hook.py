@@ -23,6 +23,10 @@ class RuntimeInfoHook(Hook):
 
     priority = "VERY_HIGH"
 
+    def __init__(self) -> None:
+        self._lr_sources: list[tuple[str, list]] | None = None  # (key, an optimizer's groups)
+        self._output_keys: dict[str, str] = {}  # 'loss' -> 'train/loss', made once
+
     def before_run(self, runner: Any) -> None:
         """Record the run's description and its length."""
         hub = runner.message_hub
@@ -39,6 +43,7 @@ class RuntimeInfoHook(Hook):
         hub.update_info("max_iters", runner.max_iters)
         hub.update_info("epoch", runner.epoch)
         hub.update_info("iter", runner.iter)
+        self._lr_sources = None  # read again from this run's optim wrapper
         dataset = getattr(runner.train_dataloader, "dataset", None)
         metainfo = getattr(dataset, "metainfo", None)
         if metainfo is not None:
@@ -52,18 +57,22 @@ class RuntimeInfoHook(Hook):
         """Keep 'iter' current and record the learning rate of each optimizer's first group."""
         hub = runner.message_hub
         hub.update_info("iter", runner.iter)
-        # {'lr': [...]} for one optimizer, {'<name>.lr': [...], ...} for an OptimWrapperDict
-        for name, rates in runner.optim_wrapper.get_lr().items():
-            hub.update_scalar(f"train/{name}", rates[0])
+        if self._lr_sources is None:
+            self._lr_sources = _first_param_groups(runner.optim_wrapper)
+        for key, param_groups in self._lr_sources:
+            hub.update_scalar(key, param_groups[0]["lr"])
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
     ) -> None:
         """Record every value ``train_step`` returned (0-dim tensors, kept unconverted)."""
         if outputs:
-            update = runner.message_hub.update_scalar
+            update, keys = runner.message_hub.update_scalar, self._output_keys
             for name, value in outputs.items():
-                update(f"train/{name}", value)
+                key = keys.get(name)
+                if key is None:
+                    key = keys[name] = f"train/{name}"
+                update(key, value)
 
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Record the validation metrics as 'val/<name>'."""
@@ -72,6 +81,16 @@ class RuntimeInfoHook(Hook):
     def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Record the test metrics as 'test/<name>'."""
         _record_metrics(runner.message_hub, "test", metrics)
+
+
+def _first_param_groups(optim_wrapper: Any) -> list[tuple[str, list]]:
+    """Where each optimizer's learning rate is read from, once: 'train/lr' for one optimizer,
+    'train/<name>.lr' for each of an OptimWrapperDict (the keys ``get_lr()`` names)."""
+    if hasattr(optim_wrapper, "items"):
+        return [
+            (f"train/{name}.lr", wrapper.param_groups) for name, wrapper in optim_wrapper.items()
+        ]
+    return [("train/lr", optim_wrapper.param_groups)]
 
 
 def _record_metrics(hub: Any, mode: str, metrics: dict | None) -> None:

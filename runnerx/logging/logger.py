@@ -39,14 +39,18 @@ class _LevelFormatter(logging.Formatter):
     def __init__(self, colour: bool) -> None:
         super().__init__(_FORMAT, datefmt=_DATE_FORMAT)
         self._colour = colour
+        self._tags: dict[int, str] = {}  # level number -> its (coloured) name, made once
 
     def format(self, record: logging.LogRecord) -> str:
-        level = record.levelname
-        if self._colour:
-            # termcolor leaves the text plain when NO_COLOR is set or stdout is no terminal
-            colour = _LEVEL_COLOURS.get(record.levelno, "white")
-            level = colored(level, colour, attrs=["underline"])
-        record.level_tag = level
+        tag = self._tags.get(record.levelno)
+        if tag is None:
+            tag = record.levelname
+            if self._colour:
+                # termcolor leaves the text plain when NO_COLOR is set or stdout is no terminal
+                colour = _LEVEL_COLOURS.get(record.levelno, "white")
+                tag = colored(tag, colour, attrs=["underline"])
+            self._tags[record.levelno] = tag
+        record.level_tag = tag
         return super().format(record)
 
 

@@ -76,6 +76,7 @@ class LocalVisBackend(BaseVisBackend):
             raise ValueError(f"scalar_save_file must end with .json, got {scalar_save_file!r}")
         self._scalar_path = os.path.join(self._save_dir, scalar_save_file)
         self._config_path = os.path.join(self._save_dir, config_save_file)
+        self._files: dict[str, Any] = {}
 
     @master_only
     def add_config(self, config: Any, **kwargs: Any) -> None:
@@ -106,11 +107,18 @@ class LocalVisBackend(BaseVisBackend):
         self._append(record, self._scalar_path)
 
     def _append(self, record: dict, path: str) -> None:
-        line = json.dumps(record, default=_json_value) + "\n"
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        # opened per write: a log line is rare next to a training step, and nothing stays open
-        with open(path, "a", encoding="utf-8") as file:
-            file.write(line)
+        file = self._files.get(path)
+        if file is None:  # opened once and kept open: reopening per line costs the loop
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            file = self._files[path] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+        file.write(json.dumps(record, default=_json_value) + "\n")
+        file.flush()  # in the operating system's hands: a crash of the process loses nothing
+
+    def close(self) -> None:
+        """Close the files written so far."""
+        for file in self._files.values():
+            file.close()
+        self._files.clear()
 
 
 @VISBACKENDS.register_module()

@@ -44,7 +44,10 @@ class BaseDataPreprocessor(nn.Module):
 
     def cast_data(self, data: Any) -> Any:
         """``data`` with every tensor on ``self.device``; the same objects where nothing moved."""
-        return self._move(data, self._device_marker.device)
+        device = self._device_marker.device
+        if _already_on(data, device):  # the usual case on one device: nothing to build
+            return data
+        return self._move(data, device)
 
     def _move(self, data: Any, device: torch.device) -> Any:
         if isinstance(data, torch.Tensor):
@@ -73,3 +76,20 @@ class BaseDataPreprocessor(nn.Module):
                 return data.to(device, non_blocking=True)
             return data.to(device)
         return data
+
+
+def _already_on(data: Any, device: torch.device) -> bool:
+    """Whether the tensors of a batch (a tensor, or a dict/list/tuple of tensors and other
+    values, one level deep) are all on ``device``; False whenever looking deeper is needed."""
+    if isinstance(data, torch.Tensor):
+        return data.device == device
+    values = data.values() if isinstance(data, dict) else data
+    if not isinstance(values, (list, tuple)) and not isinstance(data, dict):
+        return False
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            if value.device != device:
+                return False
+        elif not (value is None or isinstance(value, (int, float, str, bytes))):
+            return False
+    return True

@@ -26,7 +26,10 @@ _CHECKPOINTED: dict[type, type] = {}
 
 
 def apply_activation_checkpointing(model: nn.Module, cfg: Any) -> list[nn.Module]:
-    """Checkpoint the sub-modules ``cfg['modules']`` names (in place); return them."""
+    """Checkpoint the sub-modules ``cfg['modules']`` names (in place) and return them;
+    ``cfg`` None or False checkpoints nothing."""
+    if cfg is None or cfg is False:
+        return []
     cfg = as_dict(cfg, "activation_checkpointing", "dict(modules=['TransformerBlock'])")
     check_keys(cfg, ("modules",), "activation_checkpointing")
     if "modules" not in cfg:

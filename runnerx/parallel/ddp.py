@@ -43,10 +43,14 @@ class DistributedDataParallelModel(WrappedModelSteps, DistributedDataParallel):
     def __init__(
         self, module: nn.Module, detect_anomalous_params: bool = False, **kwargs: Any
     ) -> None:
-        check_arguments(
-            DistributedDataParallel, list(kwargs), "strategy (DDP) or model_wrapper_cfg", skip=1
-        )
+        check_ddp_options(kwargs, "strategy (DDP) or model_wrapper_cfg")
         if "broadcast_buffers" in kwargs and _RENAMED_BROADCAST_BUFFERS:
             kwargs.setdefault("forward_sync_buffers", kwargs.pop("broadcast_buffers"))
         super().__init__(module, **kwargs)
         self.detect_anomalous_params = detect_anomalous_params
+
+
+def check_ddp_options(options: dict[str, Any], where: str) -> None:
+    """Refuse an option that torch's DistributedDataParallel does not take, naming it."""
+    keys = [key for key in options if key != "detect_anomalous_params"]
+    check_arguments(DistributedDataParallel, keys, where, skip=1)

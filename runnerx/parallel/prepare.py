@@ -75,8 +75,7 @@ def prepare_model(
     if sync_bn and get_world_size() > 1:
         check_sync_bn_device(device)
         model = convert_sync_batchnorm(model, sync_bn)
-    if activation_checkpointing:
-        apply_activation_checkpointing(model, activation_checkpointing)
+    apply_activation_checkpointing(model, activation_checkpointing)
     compile_model(model, compile)
     return wrap_model(model, strategy_cfg, model_wrapper_cfg, find_unused_parameters)
 

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
 from torch import nn
 
-from runnerx.dist import barrier, get_rank
+from runnerx.dist import barrier, get_rank, is_distributed
 
 from .state_dict import (
     load_model_state_dict,
@@ -48,7 +51,8 @@ def save_sharded_checkpoint(
     state = {"state_dict": model_state_dict(model, full=False)}
     if optim_wrapper is not None:
         state["optimizer"] = optimizer_state_dict(model, optim_wrapper, full=False)
-    dcp.save(state, checkpoint_id=path)
+    with _single_process_is_intended():
+        dcp.save(state, checkpoint_id=path, no_dist=not is_distributed())
     if get_rank() == 0:
         save_checkpoint(dict(extra or {}), os.path.join(path, EXTRA_FILE))
     barrier()
@@ -69,7 +73,8 @@ def load_sharded_checkpoint(
     state = {"state_dict": model_state_dict(model, full=False)}
     if optim_wrapper is not None:
         state["optimizer"] = optimizer_state_dict(model, optim_wrapper, full=False)
-    dcp.load(state, checkpoint_id=path)
+    with _single_process_is_intended():
+        dcp.load(state, checkpoint_id=path, no_dist=not is_distributed())
     load_model_state_dict(model, state["state_dict"], strict=True)
     if optim_wrapper is not None:
         load_optimizer_state_dict(model, optim_wrapper, state["optimizer"])
@@ -103,3 +108,12 @@ def consolidate_checkpoint(sharded_dir: str | os.PathLike, out_path: str | os.Pa
         checkpoint.update(load_checkpoint(tensors_path))
     save_checkpoint(checkpoint, out_path)
     return checkpoint
+
+
+@contextmanager
+def _single_process_is_intended() -> Iterator[None]:
+    """Silence DCP's warning that it works in one process: without a process group, that is
+    what runnerx asks of it."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="torch.distributed is .*unavailable")
+        yield

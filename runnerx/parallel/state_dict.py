@@ -64,8 +64,11 @@ def load_model_state_dict(
 
 
 def optimizer_state_dict(model: nn.Module, optim_wrapper: Any, full: bool = True) -> dict:
-    """``optim_wrapper.state_dict()`` (an OptimWrapper, OptimWrapperDict or torch optimizer),
-    with the optimizer part full or sharded under FSDP (keyed by parameter name)."""
+    """``optim_wrapper.state_dict()`` (an OptimWrapper, OptimWrapperDict or torch optimizer).
+
+    Under FSDP, and always with ``full=False`` (for sharded checkpoints), the optimizer part
+    is keyed by parameter name (``torch.distributed.checkpoint.state_dict``), full on rank 0
+    or sharded; otherwise it is the plain, index-keyed state dict."""
     if _is_wrapper_dict(optim_wrapper):
         return {
             name: optimizer_state_dict(model, wrapper, full)
@@ -73,8 +76,8 @@ def optimizer_state_dict(model: nn.Module, optim_wrapper: Any, full: bool = True
         }
     state = optim_wrapper.state_dict()
     module = unwrap(model)
-    if not is_fully_sharded(module):
-        return state
+    if full and not is_fully_sharded(module):
+        return state  # keyed by index, as MMEngine saves it
     from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
 
     optimizer = getattr(optim_wrapper, "optimizer", optim_wrapper)

@@ -31,7 +31,7 @@ from runnerx.optim.checks import check_arguments
 from runnerx.registry import MODEL_WRAPPERS, STRATEGIES
 
 from .data_parallel import data_parallel
-from .ddp import DistributedDataParallelModel
+from .ddp import DistributedDataParallelModel, check_ddp_options
 from .fsdp import FullyShardedModel
 from .options import did_you_mean
 
@@ -49,6 +49,7 @@ def single_device(module: nn.Module) -> nn.Module:
 def distributed_data_parallel(module: nn.Module, **options: Any) -> nn.Module:
     """:class:`DistributedDataParallelModel` with MMEngine's defaults (``broadcast_buffers=
     False``; ``device_ids`` the model's GPU); outside a distributed run, the model itself."""
+    check_ddp_options(options, "strategy")
     if get_world_size() == 1:
         _warn_single_process("DDP")
         return module
@@ -60,6 +61,7 @@ def distributed_data_parallel(module: nn.Module, **options: Any) -> nn.Module:
 @STRATEGIES.register_module(name="FSDP")
 def fully_sharded(module: nn.Module, **options: Any) -> nn.Module:
     """:class:`FullyShardedModel`; outside a distributed run, the model itself."""
+    check_arguments(FullyShardedModel, list(options), "strategy", skip=1)
     if not is_distributed():
         _warn_single_process("FSDP")
         return module
@@ -113,7 +115,7 @@ def wrap_model(
     if kind == "DDP":
         strategy.setdefault("find_unused_parameters", find_unused_parameters)
     builder = STRATEGIES.get(kind) if isinstance(kind, str) else kind
-    if builder is not None:
+    if builder is not None:  # (a builder taking **options checks them itself)
         check_arguments(builder, list(strategy), "strategy", skip=1)
     return STRATEGIES.build({"type": kind, **strategy}, default_args={"module": model})
 

@@ -16,6 +16,10 @@ class OptimWrapperStub:
     def __init__(self, optimizer):
         self.optimizer = optimizer
 
+    @property
+    def param_groups(self):
+        return self.optimizer.param_groups
+
     def get_lr(self):
         return {"lr": [group["lr"] for group in self.optimizer.param_groups]}
 
@@ -23,6 +27,9 @@ class OptimWrapperStub:
 class OptimWrapperDictStub:
     def __init__(self, **wrappers):
         self.wrappers = wrappers
+
+    def items(self):
+        return self.wrappers.items()
 
     def get_lr(self):
         return {f"{name}.lr": wrapper.get_lr()["lr"] for name, wrapper in self.wrappers.items()}

@@ -22,7 +22,6 @@ from runnerx.logging import MessageHub
 from runnerx.model.examples import CharTransformerLM
 from runnerx.optim import AmpOptimWrapper, OptimWrapper
 from runnerx.parallel import (
-    FullyShardedModel,
     load_model_state_dict,
     load_optimizer_state_dict,
     load_sharded_checkpoint,
@@ -296,8 +295,3 @@ def test_consolidate_tool_turns_the_shards_into_one_file(run, tmp_path):
     load_model_state_dict(model, checkpoint["state_dict"], strict=True)
     with torch.no_grad():
         assert torch.equal(model(batches()[0]["inputs"]), outcomes[0]["outputs"])
-
-
-def test_fsdp_refuses_an_unknown_sharding_with_a_close_match():
-    with pytest.raises(ValueError, match="strategy.sharding='zero-3'.*did you mean 'zero3'"):
-        FullyShardedModel(make_model(), sharding="zero-3")
