@@ -285,3 +285,13 @@ def test_char_transformer_example_reports_perplexity(tmp_path):
     runner.train()
     row = [r for r in scalars(Path(cfg.work_dir)) if "lm/perplexity" in r][-1]
     assert 1.0 < row["lm/perplexity"] < 256.0
+
+
+def test_auto_scale_lr_follows_the_total_batch_size(digits_cfg):
+    cfg = small_digits(digits_cfg, 1)
+    cfg.merge_from_dict({"auto_scale_lr.enable": True, "train_dataloader.batch_size": 32})
+    cfg.param_scheduler = None
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    # base_batch_size 64, real total 32 x 1 process: lr 0.1 -> 0.05
+    assert runner.optim_wrapper.param_groups[0]["lr"] == pytest.approx(0.05)
