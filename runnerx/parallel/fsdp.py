@@ -84,14 +84,17 @@ def is_fully_sharded(module: nn.Module) -> bool:
         return False
 
 
-def reshard(module: nn.Module) -> None:
-    """Put the sharded parameters back in every FSDP unit of ``module``: a forward pass
-    without backward leaves the units that do not reshard after forward (zero2, the root,
-    the last block) holding gathered parameters, which the optimizer and state dicts do
-    not know."""
-    for unit in module.modules():
-        if is_fully_sharded(unit):
-            unit.reshard()
+def fsdp_units(module: nn.Module) -> list[nn.Module]:
+    """The modules of ``module`` (itself included) that ``fully_shard`` was applied to."""
+    return [unit for unit in module.modules() if is_fully_sharded(unit)]
+
+
+def reshard(units: list[nn.Module]) -> None:
+    """Put the sharded parameters back in ``units``: a forward pass without backward leaves
+    the units that do not reshard after forward (zero2, the root, the last block) holding
+    gathered parameters, which the optimizer and state dicts do not know."""
+    for unit in units:
+        unit.reshard()
 
 
 @MODEL_WRAPPERS.register_module()
@@ -136,6 +139,7 @@ class FullyShardedModel(WrappedModelSteps, nn.Module):
         if prefetch is not None:
             set_explicit_prefetch(blocks, prefetch)
         self.module = module
+        self._units = fsdp_units(module)
         self._gradient_sync = True
         self._skip_sync = False
 
@@ -151,13 +155,13 @@ class FullyShardedModel(WrappedModelSteps, nn.Module):
     def val_step(self, data: Any) -> Any:
         """The wrapped model's ``val_step``; its parameters sharded again afterwards."""
         outputs = self.module.val_step(data)
-        reshard(self.module)
+        reshard(self._units)
         return outputs
 
     def test_step(self, data: Any) -> Any:
         """The wrapped model's ``test_step``; its parameters sharded again afterwards."""
         outputs = self.module.test_step(data)
-        reshard(self.module)
+        reshard(self._units)
         return outputs
 
     @contextmanager

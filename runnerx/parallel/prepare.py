@@ -30,13 +30,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from runnerx.dist import get_local_rank, get_world_size
+from runnerx.dist import get_local_rank
 
 from .activation_checkpointing import apply_activation_checkpointing
 from .compile import compile_model
 from .speed import apply_speed_switches, to_channels_last
 from .strategies import strategy_config, wrap_model
-from .sync_bn import check_sync_bn_device, convert_sync_batchnorm
+from .sync_bn import sync_batchnorm_for_run
 
 #: the top-level config keys :func:`prepare_model_from_cfg` reads
 PREPARE_CFG_KEYS = (
@@ -72,9 +72,7 @@ def prepare_model(
     model = model.to(device)
     if env_cfg.get("channels_last"):
         to_channels_last(model)
-    if sync_bn and get_world_size() > 1:
-        check_sync_bn_device(device)
-        model = convert_sync_batchnorm(model, sync_bn)
+    model = sync_batchnorm_for_run(model, sync_bn, device)
     apply_activation_checkpointing(model, activation_checkpointing)
     compile_model(model, compile)
     return wrap_model(model, strategy_cfg, model_wrapper_cfg, find_unused_parameters)

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .fsdp import is_fully_sharded, reshard
+from .fsdp import fsdp_units, is_fully_sharded, reshard
 from .unwrap import unwrap
 
 _OPTIMIZER_KEYS = ("state", "param_groups")
@@ -37,7 +37,7 @@ def model_state_dict(model: nn.Module, full: bool = True) -> dict[str, Any]:
     if is_fully_sharded(module):
         from torch.distributed.checkpoint.state_dict import get_model_state_dict
 
-        reshard(module)
+        reshard(fsdp_units(module))
         return get_model_state_dict(module, options=_options(full))
     state = module.state_dict()
     if full:
@@ -55,7 +55,7 @@ def load_model_state_dict(
     if is_fully_sharded(module):
         from torch.distributed.checkpoint.state_dict import set_model_state_dict
 
-        reshard(module)
+        reshard(fsdp_units(module))
         full = not _holds_dtensors(state.values())
         result = set_model_state_dict(module, dict(state), options=_options(full, strict=strict))
     else:
@@ -82,7 +82,7 @@ def optimizer_state_dict(model: nn.Module, optim_wrapper: Any, full: bool = True
 
     optimizer = getattr(optim_wrapper, "optimizer", optim_wrapper)
     extras = {key: value for key, value in state.items() if key not in _OPTIMIZER_KEYS}
-    reshard(module)
+    reshard(fsdp_units(module))
     return {**get_optimizer_state_dict(module, optimizer, options=_options(full)), **extras}
 
 
@@ -102,7 +102,7 @@ def load_optimizer_state_dict(model: nn.Module, optim_wrapper: Any, state: Mappi
     from torch.distributed.checkpoint.state_dict import set_optimizer_state_dict
 
     optimizer = getattr(optim_wrapper, "optimizer", optim_wrapper)
-    reshard(module)
+    reshard(fsdp_units(module))
     optimizer_state = {key: state[key] for key in _OPTIMIZER_KEYS}
     if not by_name:
         optimizer_state = _index_keys_to_names(module, optimizer, optimizer_state)

@@ -1,16 +1,12 @@
 """Strategies: how a prepared model is wrapped for its run (the last step of prepare_model).
 
-=================================  ===========================================================
-``strategy=``                      result
-=================================  ===========================================================
-``None`` (default)                 DDP when distributed, else the model itself
-``'single'``                       the model itself
-``'ddp'`` / ``dict(type='DDP',     :class:`DistributedDataParallelModel` (``find_unused_para
-...)``                             meters``, ``broadcast_buffers``, ``static_graph``, ...)
-``'fsdp'`` / ``dict(type='FSDP',   :class:`FullyShardedModel` (see ``runnerx.parallel.fsdp``)
-...)``
-``'dp'``                           :class:`DataParallelModel` over the visible GPUs
-=================================  ===========================================================
+* ``strategy=None`` (default): DDP when distributed, else the model itself;
+* ``'single'``: the model itself;
+* ``'ddp'`` or ``dict(type='DDP', find_unused_parameters=..., static_graph=..., ...)``:
+  :class:`DistributedDataParallelModel`;
+* ``'fsdp'`` or ``dict(type='FSDP', sharding=..., ...)``: :class:`FullyShardedModel` (see
+  :mod:`runnerx.parallel.fsdp`);
+* ``'dp'``: :class:`DataParallelModel` over the visible GPUs.
 
 Each is a function of the model registered in ``STRATEGIES``; a custom one is registered the
 same way (``@STRATEGIES.register_module()`` on ``def my_strategy(module, **options)``).

@@ -7,6 +7,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from runnerx.dist import get_world_size
+
 from .options import check_choice
 
 
@@ -14,18 +16,25 @@ def convert_sync_batchnorm(model: nn.Module, sync_bn: Any = "torch") -> nn.Modul
     """``model`` with every BatchNorm layer replaced by ``torch.nn.SyncBatchNorm``.
 
     ``sync_bn`` is MMEngine's ``cfg.sync_bn`` value (``'torch'``) or ``True``; ``'mmcv'`` (a
-    CUDA extension runnerx does not use) is refused. SyncBatchNorm synchronises only CUDA
-    tensors, so ``prepare_model`` converts only in distributed CUDA runs.
+    CUDA extension runnerx does not use) is refused.
     """
     check_choice(sync_bn, (True, "torch"), "sync_bn")
     return nn.SyncBatchNorm.convert_sync_batchnorm(model)
 
 
-def check_sync_bn_device(device: torch.device) -> None:
-    """Refuse SyncBatchNorm across processes on a device it cannot synchronise on."""
+def sync_batchnorm_for_run(model: nn.Module, sync_bn: Any, device: torch.device) -> nn.Module:
+    """What ``sync_bn`` means for this run: SyncBatchNorm when several processes share the
+    batch (on GPUs: SyncBatchNorm cannot synchronise CPU tensors), the model as it is in a
+    single process (as in MMEngine) or when ``sync_bn`` is unset."""
+    if not sync_bn:
+        return model
+    check_choice(sync_bn, (True, "torch"), "sync_bn")
+    if get_world_size() == 1:
+        return model
     if device.type == "cpu":
         raise ValueError(
             "sync_bn is set, but SyncBatchNorm synchronises statistics only between GPUs and "
-            "this distributed run is on CPU; remove sync_bn (or strategy.sync_bn) from the "
+            "this distributed run is on the CPU; remove sync_bn (or strategy.sync_bn) from the "
             "config for CPU runs"
         )
+    return convert_sync_batchnorm(model, sync_bn)

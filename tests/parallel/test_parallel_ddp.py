@@ -101,6 +101,11 @@ def run_rank(rank, port, out_dir):
     train(model, make_optim_wrapper(model), data)
     outcome["mmengine"] = model_state_dict(model)
 
+    try:
+        prepare_model(make_model(), sync_bn="torch")
+    except ValueError as error:
+        outcome["sync_bn_on_cpu"] = str(error)
+
     with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
         pickle.dump(outcome, file)
     dist.barrier()
@@ -172,6 +177,12 @@ def test_bf16_autocast_under_ddp_matches_one_process_in_bf16(outcomes):
     for outcome in outcomes:
         assert_same_weights(outcome["bf16"], expected, atol=2e-2)
     assert_same_weights(outcomes[0]["bf16"], outcomes[1]["bf16"], atol=0)
+
+
+def test_sync_bn_is_refused_in_a_distributed_cpu_run(outcomes):
+    assert (
+        "SyncBatchNorm synchronises statistics only between GPUs" in outcomes[0]["sync_bn_on_cpu"]
+    )
 
 
 def test_ddp_wrapper_rejects_an_unknown_option():

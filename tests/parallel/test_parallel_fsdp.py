@@ -47,7 +47,13 @@ SCENARIOS = {
     # SGD: Adam's normalised steps would turn bf16 rounding into differences as large as the
     # updates themselves
     "bf16": (dict(sharding="zero2", wrap_modules=BLOCKS), dict(kind="bf16", optimizer="sgd")),
+    # torchtitan's order: checkpointed blocks, compiled one by one, then sharded
+    "compiled": (dict(sharding="zero3", wrap_modules=BLOCKS), dict(accumulative_counts=2)),
 }
+COMPILED = dict(
+    activation_checkpointing=dict(modules=BLOCKS),
+    compile=dict(backend="aot_eager", fullgraph=True, modules=BLOCKS),
+)
 
 
 def make_model():
@@ -78,10 +84,12 @@ def make_optim_wrapper(model, kind="plain", accumulative_counts=1, clip=False, o
     return OptimWrapper(optimizer, **options)
 
 
-def train(model, optim_wrapper, data):
+def train(model, optim_wrapper, data, after_first_step=None):
     optim_wrapper.initialize_count_status(unwrap(model), 0, len(data))
-    for batch in data:
+    for index, batch in enumerate(data):
         model.train_step(batch, optim_wrapper)
+        if index == 0 and after_first_step is not None:
+            after_first_step()
 
 
 def single_process(**optim_options):
@@ -91,8 +99,9 @@ def single_process(**optim_options):
     return model, optim_wrapper
 
 
-def fsdp_model(**strategy):
-    return prepare_model(make_model(), strategy=dict(type="FSDP", **strategy))
+def fsdp_model(prepare_options=None, **strategy):
+    strategy = dict(type="FSDP", **strategy)
+    return prepare_model(make_model(), strategy=strategy, **(prepare_options or {}))
 
 
 def run_rank(rank, port, out_dir):
@@ -104,15 +113,30 @@ def run_rank(rank, port, out_dir):
     outcome = {}
     trained = {}
     for name, (strategy, optim_options) in SCENARIOS.items():
-        model = fsdp_model(**strategy)
+        model = fsdp_model(COMPILED if name == "compiled" else None, **strategy)
         optim_wrapper = make_optim_wrapper(model, **optim_options)
+        after_first_step = None
         if name == "accumulate":
             model.no_sync = counting_no_sync(model, optim_wrapper, outcome)
-        train(model, optim_wrapper, data)
+            shard = next(unwrap(model).parameters())
+
+            def after_first_step(shard=shard):
+                # no reduce-scatter yet: the sharded parameter has no gradient
+                outcome["first_micro_step_grad"] = shard.grad
+
+        train(model, optim_wrapper, data, after_first_step)
         outcome[name] = model_state_dict(model)
         trained[name] = model, optim_wrapper
+    block = unwrap(trained["compiled"][0]).blocks[0]
+    outcome["compiled_block"] = (
+        [cls.__name__ for cls in type(block).__mro__[:3]],
+        block._compiled_call_impl is not None,
+    )
     outcome["wrapper"] = type(model).__name__
     outcome["sharded"] = type(next(unwrap(model).parameters())).__name__
+    model, _ = trained["zero2"]  # keeps gathered parameters after forward: val_step reshards
+    model.val_step(data[0])
+    outcome["after_val_step"] = type(next(unwrap(model).parameters())).__name__
 
     # checkpoints of the zero3 model (AdamW state), after an evaluation forward pass
     model, optim_wrapper = trained["zero3"]
@@ -208,9 +232,10 @@ def test_the_model_is_sharded_and_wrapped(run):
     _, outcomes = run
     assert outcomes[0]["wrapper"] == "FullyShardedModel"
     assert outcomes[0]["sharded"] == "DTensor"
+    assert outcomes[0]["after_val_step"] == "DTensor"
 
 
-@pytest.mark.parametrize("scenario", ["zero3", "zero2", "hsdp", "accumulate"])
+@pytest.mark.parametrize("scenario", ["zero3", "zero2", "hsdp", "accumulate", "compiled"])
 def test_fsdp_ends_with_the_weights_of_one_process_with_the_whole_batch(run, scenario):
     _, outcomes = run
     optim_options = SCENARIOS[scenario][1]
@@ -220,9 +245,21 @@ def test_fsdp_ends_with_the_weights_of_one_process_with_the_whole_batch(run, sce
     assert not torch.equal(expected["head.weight"], make_model().state_dict()["head.weight"])
 
 
-def test_accumulation_uses_no_sync_on_the_first_micro_step_of_each_window(run):
+def test_blocks_can_be_checkpointed_compiled_and_sharded_together(run):
+    _, outcomes = run
+    classes, compiled = outcomes[0]["compiled_block"]
+    assert classes == [
+        "FSDPCheckpointedTransformerBlock",
+        "FSDPModule",
+        "CheckpointedTransformerBlock",
+    ]
+    assert compiled
+
+
+def test_accumulation_skips_the_reduce_scatter_until_the_last_micro_step(run):
     _, outcomes = run
     assert outcomes[0]["no_sync_steps"] == [0, 2]
+    assert outcomes[0]["first_micro_step_grad"] is None
 
 
 def test_bf16_autocast_under_fsdp_matches_one_process_in_bf16(run):

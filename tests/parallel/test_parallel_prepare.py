@@ -169,6 +169,8 @@ def test_sync_bn_conversion_replaces_every_batchnorm():
 def test_sync_bn_is_left_out_of_single_process_runs():
     model = prepare_model(ConvBN(), strategy=dict(sync_bn=True))
     assert isinstance(model.bn, nn.BatchNorm2d) and not isinstance(model.bn, nn.SyncBatchNorm)
+    with pytest.raises(ValueError, match="sync_bn='mmcv'.*expected one of True, 'torch'"):
+        prepare_model(ConvBN(), sync_bn="mmcv")
 
 
 def test_matmul_precision_and_channels_last_from_env_cfg():
@@ -197,6 +199,8 @@ def test_one_process_runs_the_model_unwrapped():
 
 @pytest.mark.parametrize("strategy", ["ddp", "FSDP", "dp"])
 def test_parallel_strategies_in_one_cpu_process_warn_and_run_the_model(strategy):
+    if strategy == "dp" and torch.cuda.device_count() > 1:
+        pytest.skip("with several GPUs strategy='dp' wraps the model")
     model = make_lm()
     with pytest.warns(UserWarning, match="(not a distributed run|at least two GPUs)"):
         assert prepare_model(model, strategy=strategy) is model
