@@ -1,17 +1,22 @@
 """Benchmark: the Runner against a hand-written PyTorch loop (and MMEngine's Runner).
 
-    python tools/benchmark_runner.py                  # everything, about 3 minutes on 2 cores
-    python tools/benchmark_runner.py --mlp-iters 10000 --cnn-iters 1000 --startup-runs 4
+    python tools/benchmark_runner.py                  # everything, about 8 minutes on 2 cores
+    python tools/benchmark_runner.py --data batches --mlp-iters 10000 --cnn-iters 1000
     python tools/benchmark_runner.py --profile        # cProfile of the Runner's MLP loop
+
+Tables 1 and 2 come once per data mode (``--data``, both by default; see
+``benchmarks/runner_data.py``): ``loader``, both loops read from a DataLoader over a dataset
+of per-sample dicts, as real training does; ``batches``, both cycle through precomputed
+batches, so that only the framework's own cost is left (the stricter figure).
 
 1. Overhead per iteration. A Runner (default hooks, logger interval 50, no checkpoints, a real
    OptimWrapper with SGD + momentum) trains a model; after every chunk of its iterations a
    hook notes their time and runs as many iterations of a plain loop (forward, cross-entropy,
    backward, step, zero_grad) on the same network and optimizer. The overhead is the median
    of the per-chunk ratios. First, separate runs check that Runner and plain loop, from the
-   same initial weights on the same batches, end with bitwise equal weights. The 'floor' row
-   is runnerx's Runner without hooks running the plain step itself: what the bare loop and
-   the measuring method cost.
+   same initial weights on the same data in the same order, end with bitwise equal weights.
+   The 'floor' row is runnerx's Runner without hooks running the plain step itself: what the
+   bare loop (and, with a DataLoader, runnerx's sampler and collate) and the method cost.
 2. Cost over a long run: the MLP run's it/s over its first and its last 1,000 iterations.
 3. Start-up: see ``benchmarks/runner_startup.py``.
 
@@ -34,11 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from benchmarks.runner_data import BATCHES_PER_EPOCH, MODES
 from benchmarks.runner_loops import (
     ChunkTimer,
     build_runner,
     devnull,
-    make_batches,
     mmengine_classes,
     same_weights_after,
     train_interleaved,
@@ -49,7 +54,18 @@ from runnerx.hooks import Hook
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW = 1000  # iterations at each end of the long run
-CHECK_STEPS = {"mlp": 500, "cnn": 100}
+# Steps of the weight check. With a DataLoader, one epoch: the plain loop's RandomSampler and
+# DefaultSampler shuffle alike in the first epoch only.
+CHECK_STEPS = {
+    "batches": {"mlp": 500, "cnn": 100},
+    "loader": {"mlp": BATCHES_PER_EPOCH, "cnn": BATCHES_PER_EPOCH},
+}
+MODE_TITLES = {
+    "loader": "data from a DataLoader (a dataset of per-sample dicts, shuffled by a seeded "
+    "sampler, default_collate, num_workers=0; Runners train by epochs of "
+    f"{BATCHES_PER_EPOCH} batches)",
+    "batches": "precomputed batches, cycled (no data cost; Runners train by iterations)",
+}
 LABELS = {"mlp": "MLP 32-64-10 b64", "cnn": "CNN 1x28x28 b32"}
 GOALS = {"mlp": 5.0, "cnn": 2.0}  # per cent
 ISSUE = {"mlp": "+34-46%", "cnn": "+12-16%"}  # MMEngine's overhead in the issue
@@ -60,18 +76,21 @@ ISSUE = {"mlp": "+34-46%", "cnn": "+12-16%"}  # MMEngine's overhead in the issue
 FIXED_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824"}
 
 
-def check_weights(kinds: list[str], work_dir: str) -> None:
-    """Print whether each Runner reaches the plain loop's weights."""
-    for arch, steps in CHECK_STEPS.items():
+def check_weights(kinds: list[str], mode: str, work_dir: str) -> None:
+    """Print whether each Runner reaches the plain loop's weights on ``mode``'s data."""
+    for arch, steps in CHECK_STEPS[mode].items():
         for kind in kinds:
-            equal = same_weights_after(kind, arch, steps, work_dir)
+            equal = same_weights_after(kind, arch, mode, steps, work_dir)
             verdict = "equal" if equal else "DIFFERENT: the comparison below is invalid"
-            print(f"check: {kind} Runner and plain loop, {arch.upper()}, {steps} steps: {verdict}")
+            print(
+                f"check ({mode}): {kind} Runner and plain loop, {arch.upper()}, {steps} steps: "
+                f"{verdict}"
+            )
 
 
-def overhead_table(runs: dict[tuple[str, str], ChunkTimer]) -> None:
+def overhead_table(runs: dict[tuple[str, str], ChunkTimer], mode: str) -> None:
     """Print per-iteration times and overheads, medians over paired chunks."""
-    print("\n1. Overhead per training iteration against the plain loop (interleaved chunks)")
+    print(f"\n1. Overhead per training iteration against the plain loop, {mode} (interleaved)")
     header = (
         f"{'model':<18}{'Runner':<10}{'chunks':>8}{'plain us/it':>12}{'Runner us/it':>13}"
         f"{'+us/it':>8}{'overhead':>10}{'IQR':>16}{'all-time':>10}  goal / issue"
@@ -97,10 +116,10 @@ def overhead_table(runs: dict[tuple[str, str], ChunkTimer]) -> None:
     )
 
 
-def growth_table(runs: dict[tuple[str, str], ChunkTimer], iters: int) -> None:
+def growth_table(runs: dict[tuple[str, str], ChunkTimer], iters: int, mode: str) -> None:
     """Print the long MLP runs' it/s over their first and their last WINDOW iterations."""
     first, last = f"0-{WINDOW // 1000}k", f"{(iters - WINDOW) // 1000}k-{iters // 1000}k"
-    print(f"\n2. It/s over one {iters:,}-iteration MLP run (from the median chunk of each window)")
+    print(f"\n2. It/s over one {iters:,}-iteration MLP run, {mode} (median chunk of each window)")
     header = (
         f"{'Runner':<10}{'Runner ' + first:>12}{'Runner ' + last:>16}{'change':>9}"
         f"{'plain ' + first:>13}{'plain ' + last:>15}{'change':>9}"
@@ -134,18 +153,18 @@ class ProfiledTraining(Hook):
         self.profiler.disable()
 
 
-def profile_runner(iters: int, work_dir: str, top: int = 15) -> None:
-    """Print what costs the runnerx MLP loop most, in us per iteration, overall and in
-    runnerx's own code (cProfile's own cost inflates every Python call: read the ranking
-    more than the absolute numbers)."""
+def profile_runner(iters: int, mode: str, work_dir: str, top: int = 15) -> None:
+    """Print what costs the runnerx MLP loop on ``mode``'s data most, in us per iteration,
+    overall and in runnerx's own code (cProfile's own cost inflates every Python call: read
+    the ranking more than the absolute numbers)."""
     hook = ProfiledTraining()
     with contextlib.redirect_stdout(devnull()):
-        build_runner("runnerx", "mlp", iters, work_dir, [hook], make_batches("mlp")).train()
+        build_runner("runnerx", "mlp", mode, iters, work_dir, [hook]).train()
     stats = pstats.Stats(hook.profiler).stats  # (file, line, name) -> (_, calls, own, cum, _)
     package = str(ROOT / "runnerx")
     ranked = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)
     ours = [item for item in ranked if item[0][0].startswith(package)]
-    print(f"cProfile of the runnerx MLP Runner loop, {iters} iterations")
+    print(f"cProfile of the runnerx MLP Runner loop, {mode}, {iters} iterations")
     for title, rows in (("everything", ranked[:top]), ("runnerx's own code", ours[:top])):
         print(f"\n{title}:\n{'own us/it':>10}{'cum us/it':>10}{'calls/it':>9}  function")
         for (file, line, name), (_, calls, own, cumulative, _) in rows:
@@ -161,6 +180,13 @@ def profile_runner(iters: int, work_dir: str, top: int = 15) -> None:
 def main() -> None:
     """Parse the flags, run the benchmarks and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--data",
+        nargs="+",
+        choices=MODES,
+        default=list(MODES),
+        help="data modes to measure, in this order (default: loader batches)",
+    )
     parser.add_argument("--mlp-iters", type=int, default=40_000, help="length of the MLP runs")
     parser.add_argument("--cnn-iters", type=int, default=2_500, help="length of the CNN runs")
     parser.add_argument("--mlp-chunk", type=int, default=100, help="MLP iterations per chunk")
@@ -168,7 +194,9 @@ def main() -> None:
     parser.add_argument("--startup-runs", type=int, default=8, help="start-up runs (0: none)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (0: its default)")
     parser.add_argument("--no-mmengine", action="store_true", help="leave MMEngine's Runner out")
-    parser.add_argument("--profile", action="store_true", help="only profile the runnerx MLP loop")
+    parser.add_argument(
+        "--profile", action="store_true", help="only profile the runnerx MLP loop (first --data)"
+    )
     parser.add_argument(
         "--default-malloc", action="store_true", help="keep glibc's adaptive malloc thresholds"
     )
@@ -180,11 +208,18 @@ def main() -> None:
         parser.error(f"--mlp-chunk must divide {WINDOW} and --mlp-iters (at least {2 * WINDOW})")
     if args.cnn_iters % args.cnn_chunk or args.cnn_iters < 4 * args.cnn_chunk:
         parser.error("--cnn-chunk must divide --cnn-iters (at least 4 chunks)")
+    if "loader" in args.data and (
+        args.mlp_iters % BATCHES_PER_EPOCH or args.cnn_iters % BATCHES_PER_EPOCH
+    ):
+        parser.error(
+            f"with --data loader, --mlp-iters and --cnn-iters are whole epochs: "
+            f"multiples of {BATCHES_PER_EPOCH}"
+        )
     if args.threads:
         torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="runnerx_bench_") as work_dir:
         if args.profile:
-            profile_runner(20_000, work_dir)
+            profile_runner(20_000, args.data[0], work_dir)
             return
         print(
             f"{time.strftime('%Y-%m-%d')}: torch {torch.__version__}, {os.cpu_count()} CPUs, "
@@ -192,17 +227,19 @@ def main() -> None:
             f"malloc thresholds {'fixed' if fixed else 'adaptive (glibc default)'}"
         )
         peers = [] if args.no_mmengine or not mmengine_classes() else ["mmengine"]
-        check_weights(["runnerx", *peers], work_dir)
         plan = {"mlp": (args.mlp_iters, args.mlp_chunk), "cnn": (args.cnn_iters, args.cnn_chunk)}
-        runs = {}
-        for arch, (iters, chunk) in plan.items():
-            floor_iters = min(iters, 10_000)  # the floor needs no long run
-            runs[("runnerx", arch)] = train_interleaved("runnerx", arch, iters, chunk, work_dir)
-            runs[("floor", arch)] = train_interleaved("floor", arch, floor_iters, chunk, work_dir)
-            for kind in peers:
-                runs[(kind, arch)] = train_interleaved(kind, arch, iters, chunk, work_dir)
-        overhead_table(runs)
-        growth_table(runs, args.mlp_iters)
+        for mode in args.data:
+            print(f"\n=== {mode}: {MODE_TITLES[mode]} ===")
+            check_weights(["runnerx", *peers], mode, work_dir)
+            runs = {}
+            for arch, (iters, chunk) in plan.items():
+                for kind in ("runnerx", "floor", *peers):
+                    length = min(iters, 10_000) if kind == "floor" else iters  # no long run
+                    runs[(kind, arch)] = train_interleaved(
+                        kind, arch, mode, length, chunk, work_dir
+                    )
+            overhead_table(runs, mode)
+            growth_table(runs, args.mlp_iters, mode)
         if args.startup_runs:
             startup_table(args.startup_runs, work_dir)
 

@@ -28,6 +28,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--amp", action="store_true", help="automatic mixed precision training")
     parser.add_argument(
+        "-O",
+        dest="opt_level",
+        type=int,
+        choices=[0, 1, 2, 3],
+        help="speed presets: 0 none, 1 TF32 matmuls, 2 + bf16 AMP, 3 + torch.compile",
+    )
+    parser.add_argument(
         "--auto-scale-lr", action="store_true", help="scale lr with the total batch size"
     )
     add_common_args(parser)
@@ -40,6 +47,11 @@ def apply_train_args(cfg: Config, args: argparse.Namespace) -> Config:
         from runnerx.optim import enable_amp
 
         cfg.optim_wrapper = enable_amp(cfg.optim_wrapper)
+    if args.opt_level:
+        from runnerx.parallel import optimization_level_changes
+
+        changes = optimization_level_changes(cfg, args.opt_level)
+        cfg.merge_from_dict(changes, source=f"-O{args.opt_level}")
     if args.resume == "auto":
         cfg.resume = True
         cfg.load_from = None

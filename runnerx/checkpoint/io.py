@@ -81,8 +81,10 @@ def load_model_weights(
         state = {re.sub(pattern, replacement, key): value for key, value in state.items()}
     if not strict:
         state = _without_shape_mismatches(model, state)
-    result = model.load_state_dict(state, strict=strict)
-    return list(result.missing_keys), list(result.unexpected_keys)
+    from runnerx.parallel import load_model_state_dict  # any wrapper, FSDP shards included
+
+    missing, unexpected = load_model_state_dict(model, state, strict=strict)
+    return list(missing), list(unexpected)
 
 
 def remove_partial_files(folder: str | os.PathLike, is_target: Callable[[str], bool]) -> list[str]:
@@ -106,7 +108,9 @@ def remove_partial_files(folder: str | os.PathLike, is_target: Callable[[str], b
 
 def _without_shape_mismatches(model: torch.nn.Module, state: dict) -> dict:
     """``state`` without the tensors whose shape differs from the model's (with a warning)."""
-    expected = model.state_dict()
+    from runnerx.parallel import unwrap
+
+    expected = unwrap(model).state_dict()
     mismatched = {
         key
         for key, value in state.items()

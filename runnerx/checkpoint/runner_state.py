@@ -15,6 +15,11 @@ import torch
 
 from runnerx.dist import all_gather_object
 from runnerx.fileio import wait_for_pending_writes
+from runnerx.parallel import (
+    load_optimizer_state_dict,
+    model_state_dict,
+    optimizer_state_dict,
+)
 from runnerx.runner.environment import capture_rng_state, restore_rng_state
 from runnerx.version import __version__
 
@@ -43,18 +48,15 @@ def runner_checkpoint(
         "cfg": runner.cfg.pretty_text if runner.cfg.filename else "",
         **(meta or {}),
     }
-    model = runner.unwrapped_model
     checkpoint = {
         "meta": full_meta,
-        "state_dict": {key: value.detach().cpu() for key, value in model.state_dict().items()},
+        # full tensors on the CPU whatever the wrapper (under FSDP gathered to rank 0)
+        "state_dict": model_state_dict(runner.model),
         "message_hub": runner.message_hub.state_dict(),
     }
-    if (
-        save_optimizer
-        and runner.optim_wrapper is not None
-        and hasattr(runner.optim_wrapper, "state_dict")
-    ):
-        checkpoint["optimizer"] = runner.optim_wrapper.state_dict()
+    optim_wrapper = runner.optim_wrapper
+    if save_optimizer and optim_wrapper is not None and hasattr(optim_wrapper, "state_dict"):
+        checkpoint["optimizer"] = optimizer_state_dict(runner.model, optim_wrapper)
     loop = runner.train_loop
     checkpoint["dataloader"] = loop.data_position(full_meta["iter"])
     checkpoint["rng_states"] = all_gather_object(capture_rng_state())
@@ -82,7 +84,7 @@ def resume_runner(
     checkpoint = load_checkpoint(path, unsafe_load=runner.unsafe_load)
     # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
     runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
-    load_model_weights(runner.unwrapped_model, checkpoint, strict=True)
+    load_model_weights(runner.model, checkpoint, strict=True)
     meta = checkpoint.get("meta", {})
     loop = runner.train_loop
     loop._epoch = int(meta.get("epoch", 0))
@@ -91,7 +93,7 @@ def resume_runner(
         loop.resume_data_position(checkpoint["dataloader"])
     _restore_rng(runner, checkpoint.get("rng_states"))
     if resume_optimizer and "optimizer" in checkpoint and runner.optim_wrapper is not None:
-        runner.optim_wrapper.load_state_dict(checkpoint["optimizer"])
+        load_optimizer_state_dict(runner.model, runner.optim_wrapper, checkpoint["optimizer"])
     if resume_param_scheduler and "param_schedulers" in checkpoint and runner.param_schedulers:
         _load_schedulers(runner.param_schedulers, checkpoint["param_schedulers"])
     if "message_hub" in checkpoint:

@@ -57,6 +57,13 @@ class EMAHook(Hook):
 
     def before_run(self, runner: Any) -> None:
         """Build the average around the unwrapped model."""
+        from runnerx.parallel import is_fully_sharded
+
+        if is_fully_sharded(runner.unwrapped_model):
+            raise ValueError(
+                "EMAHook cannot average a model sharded by FSDP (each rank holds only part of "
+                "every weight); use strategy='ddp' with EMA, or remove EMAHook from custom_hooks"
+            )
         self.src_model = runner.unwrapped_model
         self.ema_model = MODELS.build(self.ema_cfg, default_args=dict(model=self.src_model))
         # state_dict() tensors share storage with the modules: copying into them sets weights

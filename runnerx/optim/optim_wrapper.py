@@ -120,6 +120,8 @@ class OptimWrapper:
     def _clip_grad(self) -> None:
         norm = self._clip_fn(self._clip_params)
         if norm is not None:  # clipping by value returns nothing
+            if hasattr(norm, "full_tensor"):  # a DTensor under FSDP: the same on every rank
+                norm = norm.full_tensor()
             self.message_hub.update_scalar("train/grad_norm", norm)
 
     def optim_context(self, model: nn.Module) -> AbstractContextManager:

@@ -49,9 +49,9 @@ VISUALIZERS = Registry("visualizer", scope="runnerx", locations=["runnerx.loggin
 #: ``log_processor``: what turns logged values into log lines.
 LOG_PROCESSORS = Registry("log_processor", scope="runnerx", locations=["runnerx.logging"])
 #: ``model_wrapper_cfg``: model wrappers (DDP, FSDP, ...).
-MODEL_WRAPPERS = Registry("model_wrapper", scope="runnerx")
+MODEL_WRAPPERS = Registry("model_wrapper", scope="runnerx", locations=["runnerx.parallel"])
 #: ``strategy``: how a model is placed, wrapped and compiled.
-STRATEGIES = Registry("strategy", scope="runnerx")
+STRATEGIES = Registry("strategy", scope="runnerx", locations=["runnerx.parallel"])
 #: functions named in configs, e.g. ``collate_fn=dict(type='default_collate')``.
 FUNCTIONS = Registry("function", scope="runnerx", locations=["runnerx.data"])
 #: ``runner_type``: runners.

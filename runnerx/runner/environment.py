@@ -21,7 +21,14 @@ import torch
 from runnerx.dist import broadcast_object, get_rank
 from runnerx.suggest import close_matches
 
-ENV_CFG_KEYS = ("cudnn_benchmark", "mp_cfg", "dist_cfg", "resource_limit")
+ENV_CFG_KEYS = (
+    "cudnn_benchmark",
+    "mp_cfg",
+    "dist_cfg",
+    "resource_limit",
+    "matmul_precision",
+    "channels_last",
+)
 RANDOMNESS_KEYS = ("seed", "deterministic", "diff_rank_seed")
 
 

@@ -21,7 +21,6 @@ import os
 import time
 from typing import Any
 
-import torch
 from torch import nn
 
 from runnerx.config import Config, ConfigDict
@@ -98,8 +97,11 @@ class Runner:
                 self._experiment_name, scope_name=default_scope
             )
 
-        self._model_cfg = model
-        self.model = self._build_model(model, data_preprocessor)
+        self._load_from = load_from
+        self._resume = resume
+        self._loaded = False
+        self.unsafe_load = unsafe_load  # trusted checkpoints only: they may run pickled code
+        self.model = self._build_model(model, data_preprocessor, env_cfg)
         self._hooks: list = []
         self._hook_cache: dict[str, list] = {}
         self._register_hooks(default_hooks, custom_hooks)
@@ -129,10 +131,6 @@ class Runner:
         self.optim_wrapper = optim_wrapper
         self._auto_scale_lr = auto_scale_lr
         self.param_schedulers = param_scheduler
-        self._load_from = load_from
-        self._resume = resume
-        self._loaded = False
-        self.unsafe_load = unsafe_load  # trusted checkpoints only: they may run pickled code
         if self.cfg.filename is not None and self.rank == 0:
             self.cfg.dump(os.path.join(self.log_dir, os.path.basename(self.cfg.filename)))
 
@@ -218,12 +216,18 @@ class Runner:
             )
         self.visualizer = visualizer
         summary = "\n".join(f"    {key}: {value}" for key, value in environment_summary().items())
-        self.logger.info(f"Environment:\n{summary}\n    seed: {self.seed}\n")
+        self.logger.info(
+            f"Environment:\n{summary}\n    seed: {self.seed}\n    world size: {self.world_size}\n"
+        )
         if self.cfg.filename is not None:
             self.logger.info(f"Config:\n{self.cfg.pretty_text}")
             self.visualizer.add_config(self.cfg)
 
-    def _build_model(self, model: nn.Module | dict, data_preprocessor: dict | None) -> nn.Module:
+    def _build_model(self, model: nn.Module | dict, data_preprocessor: Any, env_cfg: dict) -> Any:
+        """Build the model, initialise its weights (unless they will be loaded), then prepare
+        it for this process: device, sync-BN, activation checkpointing, compile, DDP/FSDP."""
+        from runnerx.parallel import PREPARE_CFG_KEYS, prepare_model, unwrap
+
         if isinstance(model, dict):
             model = ConfigDict(model) if not isinstance(model, ConfigDict) else model
             if data_preprocessor is not None:
@@ -231,16 +235,20 @@ class Runner:
             model = MODELS.build(model)
         elif not isinstance(model, nn.Module):
             raise TypeError(f"model must be an nn.Module or a config dict, got {type(model)}")
-        device = self._device()
-        self.unwrapped_model = model.to(device)
-        return self.unwrapped_model
-
-    def _device(self) -> torch.device:
-        if torch.cuda.is_available():
-            from runnerx.dist import get_local_rank
-
-            return torch.device("cuda", get_local_rank())
-        return torch.device("cpu")
+        if (
+            self._load_from is None
+            and not self._resume
+            and callable(getattr(model, "init_weights", None))
+        ):
+            model.init_weights()  # before wrapping: DDP broadcasts it, FSDP shards it
+        options = {
+            key: self.cfg[key]
+            for key in PREPARE_CFG_KEYS
+            if key != "env_cfg" and self.cfg.get(key) is not None
+        }
+        prepared = prepare_model(model, env_cfg=env_cfg, **options)
+        self.unwrapped_model = unwrap(prepared)
+        return prepared
 
     def _register_hooks(self, default_hooks: dict | None, custom_hooks: list | None) -> None:
         from runnerx.hooks import build_hooks, format_hook_table
@@ -392,7 +400,7 @@ class Runner:
             if self._auto_scale_lr and self._auto_scale_lr.get("enable", False):
                 real_batch = self.world_size * loop.dataloader.batch_size
                 optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
-            self.optim_wrapper = build_optim_wrapper(self.unwrapped_model, optim_cfg)
+            self.optim_wrapper = build_optim_wrapper(self.model, optim_cfg)
         epoch_length = len(loop.dataloader) if isinstance(loop, EpochBasedTrainLoop) else None
         if self.param_schedulers is not None:
             self.param_schedulers = build_param_schedulers(
@@ -404,7 +412,6 @@ class Runner:
             )
         self.val_loop  # noqa: B018  (build it now so its errors come before training starts)
         self.call_hook("before_run")
-        self._init_weights_unless_loading()
         self.load_or_resume()
         self.optim_wrapper.initialize_count_status(
             self.unwrapped_model, loop.iter, loop.max_iters, epoch_length
@@ -490,12 +497,6 @@ class Runner:
             load_or_resume(
                 self, self._resume if self._train_loop_cfg[1] else False, self._load_from
             )
-
-    def _init_weights_unless_loading(self) -> None:
-        if self._load_from is None and not self._resume:
-            init = getattr(self.unwrapped_model, "init_weights", None)
-            if callable(init):
-                init()
 
 
 def _check_all_or_none(stage: str, **parts: Any) -> None:

@@ -1,5 +1,6 @@
 """The loops that tools/benchmark_runner.py times: a hand-written PyTorch loop, runnerx's
-Runner and MMEngine's Runner, training the same network on the same precomputed batches.
+Runner and MMEngine's Runner, training the same network on the same data (see
+``runner_data``: a DataLoader over a dataset, or precomputed batches).
 
 A Runner gets a hook of the lowest priority (:class:`ChunkTimer`) that, after every ``chunk``
 of its iterations, notes their time and runs ``chunk`` iterations of the plain loop, so both
@@ -9,7 +10,6 @@ share the process, its caches and the machine's load at that moment.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import time
 from functools import cache
@@ -18,16 +18,14 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from benchmarks.runner_data import SEED, plain_batches, runner_data_settings
 from torch import nn
-from torch.utils.data import DataLoader
 
 from runnerx.hooks import Hook
 from runnerx.model import BaseModel
 from runnerx.registry import MODELS
 
 LR, MOMENTUM = 0.01, 0.9
-#: arch: (batch size, input shape)
-SHAPES = {"mlp": (64, (32,)), "cnn": (32, (1, 28, 28))}
 
 
 def make_net(arch: str) -> nn.Module:
@@ -79,38 +77,13 @@ class PlainStepBenchNet(RunnerBenchNet):
         return {}
 
 
-def make_batches(arch: str, count: int = 64) -> list[dict[str, torch.Tensor]]:
-    """``count`` collated batches of random inputs and labels (the same for every loop)."""
-    batch_size, shape = SHAPES[arch]
-    generator = torch.Generator().manual_seed(0)
-    return [
-        {
-            "inputs": torch.randn(batch_size, *shape, generator=generator),
-            "data_samples": torch.randint(0, 10, (batch_size,), generator=generator),
-        }
-        for _ in range(count)
-    ]
-
-
-class CycledBatches(DataLoader):
-    """A DataLoader (so MMEngine accepts it) that cycles through precomputed batches forever:
-    every loop pays the same, near-zero, data cost, and no Runner reaches an epoch end."""
-
-    def __init__(self, batches: list) -> None:
-        super().__init__(batches, batch_size=1)  # batch_size=1 gives MMEngine a batch sampler
-        self.batches = batches
-
-    def __iter__(self) -> Any:
-        return itertools.cycle(self.batches)
-
-
 class PlainLoop:
     """The hand-written loop: forward, cross-entropy, backward, SGD step, zero_grad."""
 
-    def __init__(self, net: nn.Module, batches: list, optimizer: Any = None) -> None:
+    def __init__(self, net: nn.Module, batches: Any, optimizer: Any = None) -> None:
         self.net = net.train()
         self.optimizer = optimizer or torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
-        self.batches = itertools.cycle(batches)
+        self.batches = batches  # an endless iterator, which keeps its place between runs
 
     def run(self, iters: int) -> float:
         """Train ``iters`` iterations; return the seconds they took."""
@@ -129,24 +102,26 @@ class ChunkTimer:
     """Hook body (lowest priority): every ``chunk`` Runner iterations, note their time, then
     run ``chunk`` plain iterations: on a copy of the initial weights with an optimizer of its
     own, or, with ``shared``, on the Runner's own network and optimizer (the same tensors in
-    the same memory, so that only the code path differs)."""
+    the same memory, so that only the code path differs). The plain loop reads ``mode``'s
+    data from what the Runner reads (the same batches, or the same dataset)."""
 
     priority = "LOWEST"
 
-    def __init__(self, arch: str, batches: list, chunk: int, shared: bool = False) -> None:
-        self.arch, self.batches, self.chunk, self.shared = arch, batches, chunk, shared
+    def __init__(self, arch: str, mode: str, chunk: int, shared: bool = False) -> None:
+        self.arch, self.mode, self.chunk, self.shared = arch, mode, chunk, shared
         self.runner_times: list[float] = []
         self.plain_times: list[float] = []
 
     def before_train(self, runner: Any) -> None:
         """Set up the plain loop; start the clock."""
         self.model_net = runner.model.net
+        batches = plain_batches(self.mode, runner.train_dataloader)
         if self.shared:
-            self.plain = PlainLoop(self.model_net, self.batches, runner.optim_wrapper.optimizer)
+            self.plain = PlainLoop(self.model_net, batches, runner.optim_wrapper.optimizer)
         else:
             net = make_net(self.arch)
             net.load_state_dict(self.model_net.state_dict())
-            self.plain = PlainLoop(net, self.batches)
+            self.plain = PlainLoop(net, batches)
         self._count = 0
         self._start = perf_counter()
 
@@ -203,10 +178,8 @@ def devnull() -> Any:
     return open(os.devnull, "w")
 
 
-def build_runner(
-    kind: str, arch: str, iters: int, work_dir: str, hooks: list, batches: list
-) -> Any:
-    """A Runner that trains ``arch`` on ``batches`` (cycled) for ``iters`` iterations with
+def build_runner(kind: str, arch: str, mode: str, iters: int, work_dir: str, hooks: list) -> Any:
+    """A Runner that trains ``arch`` on ``mode``'s data for ``iters`` iterations with
     ``hooks``: ``kind`` 'runnerx' or 'mmengine' with the default hooks (logger interval 50,
     no checkpoints), or 'floor', runnerx's without hooks running PlainStepBenchNet."""
     default_hooks = dict(logger=dict(type="LoggerHook", interval=50), checkpoint=None)
@@ -215,15 +188,13 @@ def build_runner(
         default_hooks = dict.fromkeys((*names, "checkpoint"))
     settings = dict(
         work_dir=os.path.join(work_dir, f"{kind}_{arch}_{time.monotonic_ns()}"),
-        train_dataloader=CycledBatches(batches),
-        train_cfg=dict(by_epoch=False, max_iters=iters, val_interval=iters + 1),
+        **runner_data_settings(mode, arch, iters),
         optim_wrapper=dict(
             type="OptimWrapper", optimizer=dict(type="SGD", lr=LR, momentum=MOMENTUM)
         ),
         default_hooks=default_hooks,
         custom_hooks=hooks,
-        log_processor=dict(by_epoch=False),
-        randomness=dict(seed=0),
+        randomness=dict(seed=SEED),
         experiment_name=f"bench_{kind}_{arch}_{time.monotonic_ns()}",
     )
     if kind != "mmengine":
@@ -237,17 +208,18 @@ def build_runner(
 
 
 def train_interleaved(
-    kind: str, arch: str, iters: int, chunk: int, work_dir: str, shared: bool = True
+    kind: str, arch: str, mode: str, iters: int, chunk: int, work_dir: str, shared: bool = True
 ) -> ChunkTimer:
     """Train with the ``kind`` Runner interleaved with the plain loop; return the timer."""
     hook_class = mmengine_classes()[1] if kind == "mmengine" else RunnerxChunkTimer
-    timer = hook_class(arch, make_batches(arch), chunk, shared)
+    timer = hook_class(arch, mode, chunk, shared)
     with contextlib.redirect_stdout(devnull()), contextlib.redirect_stderr(devnull()):
-        build_runner(kind, arch, iters, work_dir, [timer], timer.batches).train()
+        build_runner(kind, arch, mode, iters, work_dir, [timer]).train()
     return timer
 
 
-def same_weights_after(kind: str, arch: str, steps: int, work_dir: str) -> bool:
+def same_weights_after(kind: str, arch: str, mode: str, steps: int, work_dir: str) -> bool:
     """Whether the ``kind`` Runner and the plain loop, from the same initial weights and on
-    the same batches, end with bitwise equal weights after ``steps`` steps."""
-    return train_interleaved(kind, arch, steps, steps, work_dir, shared=False).same_weights()
+    the same data in the same order, end with bitwise equal weights after ``steps`` steps."""
+    timer = train_interleaved(kind, arch, mode, steps, steps, work_dir, shared=False)
+    return timer.same_weights()
