@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from runnerx.runner.cli import add_common_args, build_runner, load_config
+from runnerx.runner.cli import add_common_args, load_config, run
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> dict:
     cfg = load_config(args)
     cfg.load_from = args.checkpoint
     cfg.resume = False
-    return build_runner(cfg).test()
+    return run(cfg, "test")
 
 
 if __name__ == "__main__":

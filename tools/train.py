@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from runnerx.config import Config
-from runnerx.runner.cli import add_common_args, build_runner, load_config
+from runnerx.runner.cli import add_common_args, load_config, run
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -70,7 +70,7 @@ def apply_train_args(cfg: Config, args: argparse.Namespace) -> Config:
 def main(argv: list[str] | None = None) -> None:
     """Build the Runner the config asks for and train."""
     args = parse_args(argv)
-    build_runner(apply_train_args(load_config(args), args)).train()
+    run(apply_train_args(load_config(args), args), "train")
 
 
 if __name__ == "__main__":

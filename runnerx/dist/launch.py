@@ -11,6 +11,7 @@ The backend is nccl on CUDA and gloo on CPU unless ``env_cfg.dist_cfg.backend`` 
 from __future__ import annotations
 
 import datetime
+import gc
 import os
 import re
 import subprocess
@@ -85,3 +86,17 @@ def _environment_from_mpi() -> None:
     os.environ["LOCAL_RANK"] = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")
     os.environ.setdefault("MASTER_PORT", DEFAULT_PORT)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+
+
+def shutdown_dist(wait_for_others: bool = True) -> None:
+    """Leave the process group cleanly at the end of a job (no-op when there is none);
+    ``wait_for_others=False`` after a failure, when the other ranks may never arrive.
+
+    Collecting garbage right after lets the gloo backend release its pending work objects
+    before the interpreter exits, which otherwise can abort the process.
+    """
+    if torch_dist.is_available() and torch_dist.is_initialized():
+        if wait_for_others:
+            torch_dist.barrier()
+        torch_dist.destroy_process_group()
+        gc.collect()

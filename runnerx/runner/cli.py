@@ -52,6 +52,20 @@ def load_config(args: argparse.Namespace) -> Config:
     return cfg
 
 
+def run(cfg: Config, action: str) -> Any:
+    """Build the Runner the config asks for, call ``train``/``val``/``test``, and leave the
+    process group cleanly afterwards."""
+    from runnerx.dist.launch import shutdown_dist
+
+    try:
+        result = getattr(build_runner(cfg), action)()
+    except BaseException:
+        shutdown_dist(wait_for_others=False)
+        raise
+    shutdown_dist()
+    return result
+
+
 def build_runner(cfg: Config) -> Any:
     """``Runner.from_cfg(cfg)``, or the registered ``runner_type`` the config names."""
     from runnerx.registry import RUNNERS
