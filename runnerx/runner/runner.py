@@ -26,7 +26,7 @@ from torch import nn
 from runnerx.config import Config, ConfigDict
 from runnerx.dist import broadcast_object, get_rank, get_world_size, is_distributed
 from runnerx.fileio import wait_for_pending_writes
-from runnerx.registry import MODELS, RUNNERS, VISUALIZERS, DefaultScope
+from runnerx.registry import MODELS, RUNNERS, DefaultScope
 
 from .environment import (
     RANDOMNESS_KEYS,
@@ -194,27 +194,18 @@ class Runner:
         return self.timestamp
 
     def _init_logging(self, log_level: str | int, log_processor: Any, visualizer: Any) -> None:
-        from runnerx.logging import LogProcessor, MessageHub, get_logger
-        from runnerx.registry import LOG_PROCESSORS
+        from runnerx.logging.run_logging import build_run_logging
 
-        self.logger = get_logger(
-            "runnerx",
-            log_file=os.path.join(self.log_dir, f"{self.timestamp}.log"),
-            log_level=log_level,
+        parts = build_run_logging(
+            self._experiment_name,
+            self.log_dir,
+            self.timestamp,
+            log_level,
+            log_processor,
+            visualizer,
         )
-        self.message_hub = MessageHub.get_instance(self._experiment_name)
-        if isinstance(log_processor, dict):
-            self.log_processor = LOG_PROCESSORS.build({"type": "LogProcessor", **log_processor})
-        else:
-            self.log_processor = log_processor or LogProcessor()
-        if visualizer is None:
-            visualizer = dict(type="Visualizer", vis_backends=[dict(type="LocalVisBackend")])
-        if isinstance(visualizer, dict):
-            visualizer = VISUALIZERS.build(
-                {"name": self._experiment_name, **visualizer},
-                default_args={"save_dir": self.log_dir},
-            )
-        self.visualizer = visualizer
+        self.logger, self.message_hub = parts.logger, parts.message_hub
+        self.log_processor, self.visualizer = parts.log_processor, parts.visualizer
         summary = "\n".join(f"    {key}: {value}" for key, value in environment_summary().items())
         self.logger.info(
             f"Environment:\n{summary}\n    seed: {self.seed}\n    world size: {self.world_size}\n"

@@ -1,0 +1,49 @@
+"""What a run logs with: its logger, MessageHub, log processor and visualizer, built at once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from runnerx.registry import LOG_PROCESSORS, VISUALIZERS
+
+from .log_processor import LogProcessor
+from .logger import get_logger
+from .message_hub import MessageHub
+
+#: the visualizer a run gets when its config names none
+DEFAULT_VISUALIZER = dict(type="Visualizer", vis_backends=[dict(type="LocalVisBackend")])
+
+
+@dataclass
+class RunLogging:
+    """The logging pieces of one run."""
+
+    logger: Any
+    message_hub: MessageHub
+    log_processor: Any
+    visualizer: Any
+
+
+def build_run_logging(
+    name: str,
+    log_dir: str,
+    timestamp: str,
+    log_level: str | int = "INFO",
+    log_processor: Any = None,
+    visualizer: Any = None,
+) -> RunLogging:
+    """The logger (console, and ``<log_dir>/<timestamp>.log``), the run's MessageHub
+    (``name``), the ``log_processor`` and the ``visualizer`` (saving under ``log_dir``), each
+    from a config dict or given built."""
+    logger = get_logger("runnerx", os.path.join(log_dir, f"{timestamp}.log"), log_level)
+    if isinstance(log_processor, dict):
+        log_processor = LOG_PROCESSORS.build({"type": "LogProcessor", **log_processor})
+    if isinstance(visualizer, dict) or visualizer is None:
+        visualizer = VISUALIZERS.build(
+            {"name": name, **(visualizer or DEFAULT_VISUALIZER)}, default_args={"save_dir": log_dir}
+        )
+    return RunLogging(
+        logger, MessageHub.get_instance(name), log_processor or LogProcessor(), visualizer
+    )
