@@ -1,6 +1,6 @@
 """Benchmark: the Runner against a hand-written PyTorch loop (and MMEngine's Runner).
 
-    python tools/benchmark_runner.py                  # everything, about 8 minutes on 2 cores
+    python tools/benchmark_runner.py                  # everything, about 5 minutes on 2 cores
     python tools/benchmark_runner.py --data batches --mlp-iters 10000 --cnn-iters 1000
     python tools/benchmark_runner.py --profile        # cProfile of the Runner's MLP loop
 
@@ -102,13 +102,14 @@ def overhead_table(runs: dict[tuple[str, str], ChunkTimer], mode: str) -> None:
         low, median, high = statistics.quantiles(ratios, n=4)
         extra = statistics.median(r - p for r, p in zip(ours, plain)) / chunk * 1e6
         notes = {"runnerx": f"goal <= {GOALS[arch]:g}%", "mmengine": f"issue: {ISSUE[arch]}"}
-        print(
+        row = (
             f"{LABELS[arch]:<18}{kind:<10}{f'{len(ratios)}x{chunk}':>8}"
             f"{statistics.median(plain) / chunk * 1e6:>12.1f}"
             f"{statistics.median(ours) / chunk * 1e6:>13.1f}{extra:>8.1f}{median:>+9.1f}%"
             f"{f'{low:+.1f}..{high:+.1f}%':>16}{(sum(ours) / sum(plain) - 1) * 100:>+9.1f}%"
             f"  {notes.get(kind, '')}"
         )
+        print(row.rstrip())
     print(
         "us/it: median chunk time per iteration; +us/it and overhead: medians of the paired "
         "differences and ratios;\nIQR: quartiles of the ratios; all-time: total Runner time over "
