@@ -24,22 +24,15 @@ import time
 from collections.abc import Callable
 
 import torch
+from benchmarks.runner_loops import make_net
 from torch import nn
 
 Batches = list[tuple[torch.Tensor, torch.Tensor]]
 
 
 def small_cnn() -> nn.Module:
-    return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(32 * 7 * 7, 10),
-    )
+    """The small CNN of the Runner benchmark (one definition for both)."""
+    return make_net("cnn")
 
 
 def make_batches(steps: int, input_shape: tuple[int, ...], classes: int) -> Batches:

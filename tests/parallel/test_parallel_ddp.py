@@ -4,14 +4,11 @@ batch and ends where one process training on the whole batches ends."""
 import gc
 import os
 import pickle
-import socket
-import time
 from datetime import timedelta
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from runnerx.logging import MessageHub
 from runnerx.model.examples import CharTransformerLM
@@ -113,27 +110,9 @@ def run_rank(rank, port, out_dir):
     gc.collect()  # free the process group now, not during interpreter shutdown
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("ddp")
-    context = mp.spawn(run_rank, args=(free_port(), str(out_dir)), nprocs=WORLD_SIZE, join=False)
-    deadline = time.monotonic() + 120
-    while not context.join(timeout=1):
-        if time.monotonic() > deadline:
-            for process in context.processes:
-                process.kill()
-            pytest.fail("the ranks did not finish within 120 s")
-    results = []
-    for rank in range(WORLD_SIZE):
-        with open(out_dir / f"rank{rank}.pkl", "rb") as file:
-            results.append(pickle.load(file))
-    return results
+def outcomes(tmp_path_factory, spawn_ranks):
+    return spawn_ranks(run_rank, tmp_path_factory.mktemp("ddp"), WORLD_SIZE, timeout=120)
 
 
 def assert_same_weights(actual, expected, atol):

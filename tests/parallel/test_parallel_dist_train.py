@@ -3,7 +3,6 @@ the checkpoint they write loads in a single process (tools/test.py)."""
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,13 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).parents[2]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def test_dist_train_then_single_process_test(tmp_path):
+def test_dist_train_then_single_process_test(tmp_path, free_port):
     work = tmp_path / "work"
     env = dict(os.environ, PORT=str(free_port()), OMP_NUM_THREADS="1")
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"  # this venv's python

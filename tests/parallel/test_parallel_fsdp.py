@@ -5,17 +5,14 @@ load back and consolidate into one file."""
 import gc
 import os
 import pickle
-import socket
 import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from runnerx.checkpoint.io import load_checkpoint
 from runnerx.logging import MessageHub
@@ -188,27 +185,10 @@ def counting_no_sync(model, optim_wrapper, outcome):
     return no_sync
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, spawn_ranks):
     out_dir = tmp_path_factory.mktemp("fsdp")
-    context = mp.spawn(run_rank, args=(free_port(), str(out_dir)), nprocs=WORLD_SIZE, join=False)
-    deadline = time.monotonic() + 150
-    while not context.join(timeout=1):
-        if time.monotonic() > deadline:
-            for process in context.processes:
-                process.kill()
-            pytest.fail("the ranks did not finish within 150 s")
-    outcomes = []
-    for rank in range(WORLD_SIZE):
-        with open(out_dir / f"rank{rank}.pkl", "rb") as file:
-            outcomes.append(pickle.load(file))
-    return out_dir, outcomes
+    return out_dir, spawn_ranks(run_rank, out_dir, WORLD_SIZE, timeout=150)
 
 
 def assert_same_tensors(actual, expected, atol):

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# What dist_train.sh and dist_test.sh share: run tools/TOOL.py under torchrun with
+# NPROC processes per node (NNODES, NODE_RANK, MASTER_ADDR, PORT from the environment).
+#   bash tools/_torchrun.sh TOOL NPROC [tool args...]
+set -euo pipefail
+TOOL=$1
+NPROC=$2
+cd "$(dirname "$0")/.."
+exec python -m torch.distributed.run \
+    --nnodes="${NNODES:-1}" --node_rank="${NODE_RANK:-0}" \
+    --master_addr="${MASTER_ADDR:-127.0.0.1}" --master_port="${PORT:-29500}" \
+    --nproc_per_node="$NPROC" tools/"$TOOL".py "${@:3}" --launcher pytorch
