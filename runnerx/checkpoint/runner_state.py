@@ -14,11 +14,14 @@ from typing import Any
 import torch
 
 from runnerx.dist import all_gather_object
-from runnerx.fileio import wait_for_pending_writes
+from runnerx.fileio import atomic_write, wait_for_pending_writes
 from runnerx.parallel import (
     load_optimizer_state_dict,
+    load_sharded_checkpoint,
     model_state_dict,
     optimizer_state_dict,
+    save_sharded_checkpoint,
+    saves_sharded,
 )
 from runnerx.runner.environment import capture_rng_state, restore_rng_state
 from runnerx.version import __version__
@@ -33,8 +36,10 @@ def runner_checkpoint(
     save_param_scheduler: bool = True,
     meta: dict | None = None,
     by_epoch: bool = True,
+    with_model: bool = True,
 ) -> dict:
-    """The checkpoint dict of ``runner`` at this point of training."""
+    """The checkpoint dict of ``runner`` at this point of training (``with_model=False``:
+    without the model and optimizer state, which a sharded checkpoint keeps in shards)."""
     # Called from after_train_epoch / after_train_iter, before the loop counts that step.
     epoch, step = (runner.epoch + 1, runner.iter) if by_epoch else (runner.epoch, runner.iter + 1)
     full_meta = {
@@ -48,14 +53,13 @@ def runner_checkpoint(
         "cfg": runner.cfg.pretty_text if runner.cfg.filename else "",
         **(meta or {}),
     }
-    checkpoint = {
-        "meta": full_meta,
+    checkpoint: dict[str, Any] = {"meta": full_meta}
+    if with_model:
         # full tensors on the CPU whatever the wrapper (under FSDP gathered to rank 0)
-        "state_dict": model_state_dict(runner.model),
-        "message_hub": runner.message_hub.state_dict(),
-    }
+        checkpoint["state_dict"] = model_state_dict(runner.model)
+    checkpoint["message_hub"] = runner.message_hub.state_dict()
     optim_wrapper = runner.optim_wrapper
-    if save_optimizer and optim_wrapper is not None and hasattr(optim_wrapper, "state_dict"):
+    if with_model and save_optimizer and _saves_state(optim_wrapper):
         checkpoint["optimizer"] = optimizer_state_dict(runner.model, optim_wrapper)
     loop = runner.train_loop
     checkpoint["dataloader"] = loop.data_position(full_meta["iter"])
@@ -68,23 +72,40 @@ def runner_checkpoint(
 
 
 def save_runner_checkpoint(runner: Any, out_dir: str, filename: str, **kwargs: Any) -> str:
-    """Let hooks add to the checkpoint, then write it atomically on rank 0; return its path."""
-    checkpoint = runner_checkpoint(runner, **kwargs)
+    """Let hooks add to the checkpoint, then write it atomically on rank 0 (or, when the
+    strategy asks for sharded checkpoints, as a folder every rank writes to); return its path."""
+    sharded = saves_sharded(runner.model)
+    checkpoint = runner_checkpoint(runner, with_model=not sharded, **kwargs)
     runner.call_hook("before_save_checkpoint", checkpoint=checkpoint)
     path = os.path.join(out_dir, filename)
-    if runner.rank == 0:
+    if sharded:
+        save_optimizer = kwargs.get("save_optimizer", True) and _saves_state(runner.optim_wrapper)
+        optim_wrapper = runner.optim_wrapper if save_optimizer else None
+        save_sharded_checkpoint(path, runner.model, optim_wrapper, extra=checkpoint)
+    elif runner.rank == 0:
         save_checkpoint(checkpoint, path, background=True)
     return path
+
+
+def _saves_state(optim_wrapper: Any) -> bool:
+    return optim_wrapper is not None and hasattr(optim_wrapper, "state_dict")
 
 
 def resume_runner(
     runner: Any, path: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
 ) -> dict:
-    """Restore weights, optimizer, schedulers, counters and logged history from ``path``."""
-    checkpoint = load_checkpoint(path, unsafe_load=runner.unsafe_load)
-    # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
-    runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
-    load_model_weights(runner.model, checkpoint, strict=True)
+    """Restore weights, optimizer, schedulers, counters and logged history from ``path`` (a
+    checkpoint file, or the folder of a sharded one)."""
+    if os.path.isdir(path):  # sharded: model and optimizer are restored in place by all ranks
+        optim_wrapper = runner.optim_wrapper if resume_optimizer else None
+        checkpoint = load_sharded_checkpoint(path, runner.model, optim_wrapper)
+        resume_optimizer = False
+        runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
+    else:
+        checkpoint = load_checkpoint(path, unsafe_load=runner.unsafe_load)
+        # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
+        runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
+        load_model_weights(runner.model, checkpoint, strict=True)
     meta = checkpoint.get("meta", {})
     loop = runner.train_loop
     loop._epoch = int(meta.get("epoch", 0))
@@ -104,6 +125,10 @@ def resume_runner(
 
 def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) -> dict:
     """Load model weights only (``load_from``) and log which keys did not match."""
+    if os.path.isdir(path):  # a sharded checkpoint: every rank loads its part, all keys
+        checkpoint = load_sharded_checkpoint(path, runner.model)
+        runner.logger.info(f"loaded weights from the sharded checkpoint {path}")
+        return checkpoint
     checkpoint = load_checkpoint(path)
     missing, unexpected = load_model_weights(
         runner.unwrapped_model, checkpoint, strict, revise_keys
@@ -169,3 +194,10 @@ def find_latest_checkpoint(work_dir: str) -> str | None:
     with open(pointer, encoding="utf-8") as file:
         path = file.read().strip()
     return path or None
+
+
+def point_last_checkpoint(work_dir: str, path: str) -> None:
+    """Name ``path`` in ``work_dir/last_checkpoint`` (what ``resume=True`` reads), atomically;
+    call it once the checkpoint is complete."""
+    with atomic_write(os.path.join(work_dir, "last_checkpoint")) as file:
+        file.write(path)

@@ -13,12 +13,14 @@ from .hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
 from .iter_timer_hook import IterTimerHook
 from .logger_hook import LoggerHook
 from .param_scheduler_hook import ParamSchedulerHook
+from .preemption_hook import PREEMPTED_EXIT_CODE, PreemptionHook, preempted_by
 from .runtime_info_hook import RuntimeInfoHook
 from .sampler_seed_hook import DistSamplerSeedHook
 
 __all__ = [
     "DEFAULT_HOOKS",
     "HOOK_POINTS",
+    "PREEMPTED_EXIT_CODE",
     "PRIORITIES",
     "CheckpointHook",
     "DistSamplerSeedHook",
@@ -29,8 +31,10 @@ __all__ = [
     "IterTimerHook",
     "LoggerHook",
     "ParamSchedulerHook",
+    "PreemptionHook",
     "RuntimeInfoHook",
     "build_hooks",
     "format_hook_table",
     "get_priority",
+    "preempted_by",
 ]

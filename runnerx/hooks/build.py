@@ -14,7 +14,8 @@ from typing import Any
 from runnerx.hooks.hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
 from runnerx.registry import HOOKS
 
-#: The hooks every run has unless ``default_hooks`` turns one off with None (MMEngine's set).
+#: The hooks every run has unless ``default_hooks`` turns one off with None (MMEngine's set,
+#: and ``preemption``: a checkpoint before the job is stopped).
 DEFAULT_HOOKS: dict[str, dict[str, Any]] = {
     "runtime_info": {"type": "RuntimeInfoHook"},
     "timer": {"type": "IterTimerHook"},
@@ -22,6 +23,7 @@ DEFAULT_HOOKS: dict[str, dict[str, Any]] = {
     "logger": {"type": "LoggerHook"},
     "param_scheduler": {"type": "ParamSchedulerHook"},
     "checkpoint": {"type": "CheckpointHook", "interval": 1},
+    "preemption": {"type": "PreemptionHook"},
 }
 
 

@@ -12,8 +12,9 @@ from typing import Any
 
 from runnerx.checkpoint.io import load_checkpoint, remove_partial_files
 from runnerx.checkpoint.publish import strip_training_state, write_published
+from runnerx.checkpoint.runner_state import point_last_checkpoint
 from runnerx.dist import is_main_process
-from runnerx.fileio import after_pending_writes, atomic_write, wait_for_pending_writes
+from runnerx.fileio import after_pending_writes, wait_for_pending_writes
 from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import (
     DEFAULT_GREATER_KEYS,
@@ -278,7 +279,7 @@ class CheckpointHook(Hook):
         # Queued behind the checkpoint's own background write: last_checkpoint names it only
         # once it is complete, and older ones go only after that.
         if is_main_process():
-            after_pending_writes(lambda: _point_last_checkpoint(str(runner.work_dir), path))
+            after_pending_writes(lambda: point_last_checkpoint(str(runner.work_dir), path))
         after_pending_writes(lambda: self._remove_steps(runner, dropped))
 
     def _trim_kept_steps(self) -> list[int]:
@@ -321,11 +322,6 @@ def _names(value: str | Sequence[str] | None, key: str) -> list[str]:
     if len(set(names)) != len(names):
         raise ValueError(f"CheckpointHook: {key} has duplicates: {value!r}")
     return list(names)
-
-
-def _point_last_checkpoint(work_dir: str, path: str) -> None:
-    with atomic_write(os.path.join(work_dir, "last_checkpoint")) as file:
-        file.write(path)
 
 
 def _remove_previous_best(runner: Any, previous: str) -> None:

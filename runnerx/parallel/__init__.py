@@ -22,6 +22,7 @@ from .sharded_checkpoint import (
     consolidate_checkpoint,
     load_sharded_checkpoint,
     save_sharded_checkpoint,
+    saves_sharded,
 )
 from .speed import apply_speed_switches, to_channels_last
 from .state_dict import (
@@ -57,6 +58,7 @@ __all__ = [
     "prepare_model",
     "prepare_model_from_cfg",
     "save_sharded_checkpoint",
+    "saves_sharded",
     "strategy_config",
     "to_channels_last",
     "unwrap",

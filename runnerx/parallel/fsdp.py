@@ -11,6 +11,7 @@
         reshard_after_forward=None,       # None: what `sharding` implies
         prefetch=None,                    # N: explicitly prefetch the next N blocks
         shard_size=None,                  # hsdp: processes per shard group (default: per node)
+        state_dict_type='full',           # checkpoints: 'full' (one file) | 'sharded' (a folder)
     )
 
 Each block of ``wrap_modules`` becomes one FSDP unit (its parameters are all-gathered just
@@ -19,6 +20,9 @@ gathered parameters after each block's forward pass (least memory, a second all-
 the backward pass); ``zero2`` keeps them until the backward pass (more memory, less
 communication); ``hsdp`` shards within groups of ``shard_size`` processes and replicates
 across groups (a 2-D device mesh: shard within a node, all-reduce between nodes).
+``state_dict_type='sharded'`` makes the Runner's checkpoints folders that every rank writes
+its shards to (see :mod:`runnerx.parallel.sharded_checkpoint`) instead of one file gathered
+on rank 0.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from .options import check_choice, check_keys, resolve_dtype
 from .steps import WrappedModelSteps
 
 SHARDINGS = ("zero3", "zero2", "hsdp")
+STATE_DICT_TYPES = ("full", "sharded")
 MIXED_PRECISION_KEYS = ("param_dtype", "reduce_dtype", "output_dtype", "cast_forward_inputs")
 
 
@@ -116,9 +121,12 @@ class FullyShardedModel(WrappedModelSteps, nn.Module):
         reshard_after_forward: bool | int | None = None,
         prefetch: int | None = None,
         shard_size: int | None = None,
+        state_dict_type: str = "full",
     ) -> None:
         super().__init__()
         check_choice(sharding, SHARDINGS, "strategy.sharding")
+        check_choice(state_dict_type, STATE_DICT_TYPES, "strategy.state_dict_type")
+        self.state_dict_type = state_dict_type
         api = fsdp_api()
         device_type = _device_type(module)
         options: dict[str, Any] = {"mesh": build_mesh(sharding, shard_size, device_type)}

@@ -13,6 +13,7 @@ checkpoint file::
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -35,6 +36,12 @@ EXTRA_FILE = "extra.pth"
 _METADATA_FILE = ".metadata"  # what DCP writes last: its presence marks a finished save
 
 
+def saves_sharded(model: nn.Module) -> bool:
+    """Whether ``model``'s strategy asks for sharded checkpoints
+    (``strategy=dict(type='FSDP', state_dict_type='sharded')``)."""
+    return getattr(model, "state_dict_type", "full") == "sharded"
+
+
 def save_sharded_checkpoint(
     path: str | os.PathLike,
     model: nn.Module,
@@ -42,19 +49,30 @@ def save_sharded_checkpoint(
     extra: dict | None = None,
 ) -> None:
     """Save ``model`` (and ``optim_wrapper``) as shards to the folder ``path``, with ``extra``
-    (any other checkpoint entries, on rank 0) in ``path/extra.pth``. All ranks call it."""
+    (any other checkpoint entries, on rank 0) in ``path/extra.pth``. All ranks call it.
+
+    The shards go to ``path.partial`` first and the folder takes its name only once every rank
+    has finished, so a crash never leaves a half-written folder under the final name.
+    """
     import torch.distributed.checkpoint as dcp
 
     from runnerx.checkpoint.io import save_checkpoint
 
     path = os.fspath(path)
+    partial = f"{path}.partial"
     state = {"state_dict": model_state_dict(model, full=False)}
     if optim_wrapper is not None:
         state["optimizer"] = optimizer_state_dict(model, optim_wrapper, full=False)
+    if get_rank() == 0 and os.path.isdir(partial):
+        shutil.rmtree(partial)  # left by an interrupted save
+    barrier()
     with _single_process_is_intended():
-        dcp.save(state, checkpoint_id=path, no_dist=not is_distributed())
+        dcp.save(state, checkpoint_id=partial, no_dist=not is_distributed())
     if get_rank() == 0:
-        save_checkpoint(dict(extra or {}), os.path.join(path, EXTRA_FILE))
+        save_checkpoint(dict(extra or {}), os.path.join(partial, EXTRA_FILE))
+    barrier()
+    if get_rank() == 0:
+        _replace_folder(partial, path)
     barrier()
 
 
@@ -108,6 +126,19 @@ def consolidate_checkpoint(sharded_dir: str | os.PathLike, out_path: str | os.Pa
         checkpoint.update(load_checkpoint(tensors_path))
     save_checkpoint(checkpoint, out_path)
     return checkpoint
+
+
+def _replace_folder(source: str, target: str) -> None:
+    """Give ``source`` the name ``target``, replacing an older folder of that name."""
+    if not os.path.exists(target):
+        os.rename(source, target)
+        return
+    old = f"{target}.old"
+    if os.path.isdir(old):
+        shutil.rmtree(old)
+    os.rename(target, old)
+    os.rename(source, target)
+    shutil.rmtree(old)
 
 
 @contextmanager

@@ -54,15 +54,20 @@ def load_config(args: argparse.Namespace) -> Config:
 
 def run(cfg: Config, action: str) -> Any:
     """Build the Runner the config asks for, call ``train``/``val``/``test``, and leave the
-    process group cleanly afterwards."""
+    process group cleanly afterwards. A training stopped by a signal (PreemptionHook) ends
+    the process with ``PREEMPTED_EXIT_CODE`` once its checkpoint is saved."""
     from runnerx.dist.launch import shutdown_dist
+    from runnerx.hooks import PREEMPTED_EXIT_CODE, preempted_by
 
     try:
-        result = getattr(build_runner(cfg), action)()
+        runner = build_runner(cfg)
+        result = getattr(runner, action)()
     except BaseException:
         shutdown_dist(wait_for_others=False)
         raise
     shutdown_dist()
+    if action == "train" and preempted_by(runner):
+        raise SystemExit(PREEMPTED_EXIT_CODE)
     return result
 
 

@@ -72,7 +72,8 @@ class _TrainLoop(BaseLoop):
         self._iter = 0
         self.val_begin = val_begin
         self.val_interval = val_interval
-        self.stop_training = False
+        self.stop_training = False  # ends training after this iteration (epoch end, val run)
+        self.stop_now = False  # ends it at this iteration boundary, epoch unfinished, no val
         self._pass_start_iter = 0  # the iteration at which the current pass over the data began
         self._resume_batches = 0  # batches of the current pass done before a resume
 
@@ -141,7 +142,7 @@ class _TrainLoop(BaseLoop):
 
     def _validate_if_due(self, done: int, total: int) -> None:
         # every val_interval epochs/iterations from val_begin on, and after the last one
-        if done < self.val_begin or (done % self.val_interval and done != total):
+        if self.stop_now or done < self.val_begin or (done % self.val_interval and done != total):
             return
         val_loop = self.runner.val_loop
         if val_loop is not None:
@@ -184,8 +185,10 @@ class EpochBasedTrainLoop(_TrainLoop):
         runner.model.train()
         for idx, data_batch in self._batches():
             self.run_iter(idx, data_batch)
-            if self.stop_training:
+            if self.stop_training or self.stop_now:
                 break
+        if self.stop_now:
+            return
         runner.call_hook("after_train_epoch")
         self._epoch += 1
 

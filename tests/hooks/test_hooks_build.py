@@ -21,6 +21,7 @@ DEFAULT_ORDER = [
     "LoggerHook",
     "ParamSchedulerHook",
     "CheckpointHook",
+    "PreemptionHook",
 ]
 
 
@@ -36,7 +37,7 @@ def names(hooks):
 def test_the_defaults_in_priority_order():
     hooks = build_hooks()
     assert names(hooks) == DEFAULT_ORDER
-    checkpoint = hooks[-1]
+    checkpoint = hooks[-2]
     assert checkpoint.interval == 1 and checkpoint.by_epoch
 
 
@@ -45,7 +46,7 @@ def test_none_turns_a_default_off_and_a_config_replaces_it():
         dict(timer=None, checkpoint=dict(type="CheckpointHook", interval=5, by_epoch=False))
     )
     assert names(hooks) == [n for n in DEFAULT_ORDER if n != "IterTimerHook"]
-    assert (hooks[-1].interval, hooks[-1].by_epoch) == (5, False)
+    assert (hooks[-2].interval, hooks[-2].by_epoch) == (5, False)
 
 
 def test_a_default_without_type_is_merged_into_the_default_config():
@@ -70,6 +71,7 @@ def test_new_names_in_default_hooks_and_custom_hooks_are_added_after_equal_prior
         "LoggerHook",
         "ParamSchedulerHook",
         "CheckpointHook",
+        "PreemptionHook",
     ]
 
 
@@ -79,7 +81,7 @@ def test_a_config_priority_overrides_the_class_priority():
         [dict(type=ProbeHook, priority=95), dict(type="EmptyCacheHook", priority=40)],
     )
     assert names(hooks)[:3] == ["CheckpointHook", "RuntimeInfoHook", "EmptyCacheHook"]
-    assert names(hooks)[-1] == "ProbeHook"
+    assert names(hooks)[-2:] == ["ProbeHook", "PreemptionHook"]  # 95, then LOWEST
     assert hooks[0].priority == "HIGHEST" and CheckpointHook.priority == "VERY_LOW"
 
 

@@ -1,4 +1,4 @@
-"""What the distributed tests share: a free port and running spawned ranks to completion."""
+"""Fixtures every test folder can use: a free port, and spawned ranks run to completion."""
 
 import pickle
 import socket

@@ -1,0 +1,170 @@
+"""PreemptionHook: a job told to stop saves a checkpoint first, then requeues or exits.
+
+Slurm sends SIGUSR1 some time before a job's time limit when asked to (``#SBATCH
+--signal=USR1@90``) and SIGTERM before it cancels or preempts a job; Kubernetes and most
+schedulers send SIGTERM. The signal handler only notes the signal. At the next iteration
+boundary every rank learns of it (:class:`runnerx.dist.agreement.AnyRankFlag`), all of them
+save one checkpoint together (``iter_<N>.pth``, in the run's checkpoint format, pointed to
+by ``last_checkpoint``) and training stops. Then, after a signal of ``requeue_signals``
+inside a Slurm batch job, rank 0 runs ``scontrol requeue $SLURM_JOB_ID``; the job comes back
+and ``--resume`` continues exactly where it stopped. ``tools/train.py`` exits with
+:data:`PREEMPTED_EXIT_CODE` (75) after a preemption, so that any scheduler can tell it from
+success (0) and failure (1).
+
+A second signal after the first one was noticed takes its default action (the process ends
+at once), so a job that hangs can still be stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from runnerx.checkpoint.runner_state import point_last_checkpoint
+from runnerx.dist import barrier, is_main_process
+from runnerx.dist.agreement import AnyRankFlag
+from runnerx.fileio import after_pending_writes, wait_for_pending_writes
+from runnerx.hooks.hook import Hook
+from runnerx.registry import HOOKS
+
+#: what ``tools/train.py`` exits with after saving a checkpoint on a stop signal
+#: (EX_TEMPFAIL of sysexits.h: "try again later"; Slurm's ``RequeueExit=75`` requeues on it)
+PREEMPTED_EXIT_CODE = 75
+
+
+@HOOKS.register_module()
+class PreemptionHook(Hook):
+    """Checkpoint and stop on SIGTERM / SIGUSR1 (a default hook; ``None`` turns it off)::
+
+        default_hooks = dict(preemption=dict(
+            type='PreemptionHook', signals=('SIGTERM', 'SIGUSR1'), requeue_signals=('SIGUSR1',)))
+
+    ``signals``: the signals that mean "save and stop". ``requeue_signals``: those after
+    which a Slurm batch job requeues itself (SIGUSR1 is Slurm's time-limit warning; SIGTERM
+    usually comes from ``scancel``, which must not bring the job back).
+    """
+
+    priority = "LOWEST"  # after the other hooks' work of the iteration (scheduler, checkpoint)
+
+    def __init__(
+        self,
+        signals: Sequence[str] = ("SIGTERM", "SIGUSR1"),
+        requeue_signals: Sequence[str] = ("SIGUSR1",),
+    ) -> None:
+        self.signals = [_signal_number(name, "signals") for name in _names(signals)]
+        self.requeue_signals = {
+            _signal_number(name, "requeue_signals") for name in _names(requeue_signals)
+        }
+        self.received: int | None = None  # the first stop signal this process got
+        self.preempted_by: str | None = None  # set once the run stopped for a signal
+        self._previous: dict[int, Any] = {}
+        self._flag: AnyRankFlag | None = None
+        self._pid = os.getpid()
+
+    def before_train(self, runner: Any) -> None:
+        """Take over the stop signals for the length of the training."""
+        self._flag = AnyRankFlag()
+        self.received = self.preempted_by = None
+        self._pid = os.getpid()
+        if threading.current_thread() is not threading.main_thread():
+            runner.logger.warning(
+                "PreemptionHook: training runs outside the main thread, where signal handlers "
+                "cannot be set; stop signals will end the process without a checkpoint"
+            )
+            return
+        for number in self.signals:
+            self._previous[number] = signal.signal(number, self._on_signal)
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+    ) -> None:
+        """At an iteration boundary: once any rank got a stop signal, save and stop (all ranks)."""
+        agreed = self._flag.check(self.received or 0)
+        if not agreed:
+            return
+        self.received = agreed  # the same signal on every rank, whichever got it
+        name = signal.Signals(agreed).name
+        step = runner.iter + 1
+        path = os.path.join(runner.work_dir, f"iter_{step}.pth")
+        if runner.message_hub.get_info("last_ckpt") != path:  # not just saved by CheckpointHook
+            runner.logger.info(f"{name} received: saving a checkpoint at {step} iterations")
+            runner.save_checkpoint(runner.work_dir, os.path.basename(path), by_epoch=False)
+            if is_main_process():
+                after_pending_writes(lambda: point_last_checkpoint(runner.work_dir, path))
+        runner.train_loop.stop_now = runner.train_loop.stop_training = True
+        self.preempted_by = name
+
+    def after_train(self, runner: Any) -> None:
+        """Give the signals back; after a stop, finish the checkpoint, then requeue or say how
+        the process will end."""
+        self._flag.close()
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+        self._previous.clear()
+        if self.preempted_by is None:
+            return
+        wait_for_pending_writes()
+        barrier()  # every rank's part of the checkpoint is on disk
+        requeue = self.received in self.requeue_signals and "SLURM_JOB_ID" in os.environ
+        if requeue and is_main_process() and _requeue_slurm_job(runner.logger):
+            return
+        runner.logger.info(
+            f"Training stopped on {self.preempted_by}; resume with --resume. "
+            f"tools/train.py exits with {PREEMPTED_EXIT_CODE}."
+        )
+
+    def _on_signal(self, number: int, frame: Any) -> None:
+        if os.getpid() != self._pid:  # a forked data worker: the main process decides
+            return
+        if self.received is not None:  # asked again: stop now
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+            return
+        self.received = number
+
+
+def preempted_by(runner: Any) -> str | None:
+    """The signal that stopped ``runner``'s training early (None if it ran to the end)."""
+    return next(
+        (hook.preempted_by for hook in runner.hooks if getattr(hook, "preempted_by", None)), None
+    )
+
+
+def _requeue_slurm_job(logger: Any) -> bool:
+    job = os.environ["SLURM_JOB_ID"]
+    if "SLURM_ARRAY_JOB_ID" in os.environ:
+        job = f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ['SLURM_ARRAY_TASK_ID']}"
+    try:
+        done = subprocess.run(
+            ["scontrol", "requeue", job], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        logger.warning(f"PreemptionHook: could not run scontrol requeue {job}: {error}")
+        return False
+    if done.returncode != 0:
+        logger.warning(
+            f"PreemptionHook: scontrol requeue {job} failed: {done.stderr.strip()} "
+            "(the job needs --requeue or JobRequeue=1)"
+        )
+        return False
+    logger.info(f"Requeued the Slurm job {job}; it resumes from the checkpoint just saved.")
+    return True
+
+
+def _names(value: str | Sequence[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _signal_number(name: str, key: str) -> int:
+    full_name = str(name).upper()
+    full_name = full_name if full_name.startswith("SIG") else f"SIG{full_name}"
+    number = getattr(signal, full_name, None)
+    if not isinstance(number, signal.Signals):
+        raise ValueError(
+            f"PreemptionHook: {key} has {name!r}, which is not a signal name such as 'SIGTERM'"
+        )
+    return int(number)

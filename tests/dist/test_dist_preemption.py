@@ -1,0 +1,127 @@
+"""Preemption and exact resume with two real ranks (spawned processes, gloo, CPU).
+
+A stop signal reaches only rank 1; both ranks stop at the same iteration boundary and save
+one checkpoint together, and the run resumed from it ends with the weights of the run that
+was never interrupted: under DDP (a full checkpoint file) and under FSDP with sharded
+checkpoints (a folder every rank writes to).
+"""
+
+import gc
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from runnerx import HOOKS, Config
+from runnerx.checkpoint.runner_state import find_latest_checkpoint
+from runnerx.hooks import Hook, preempted_by
+from runnerx.parallel import model_state_dict
+from runnerx.runner import Runner
+
+ROOT = Path(__file__).parents[2]
+WORLD_SIZE = 2
+SIGNALLED_AT = 9  # rank 1 gets the signal during this iteration (an epoch is 12 per rank)
+
+STRATEGIES = {
+    "ddp": None,
+    "fsdp_sharded": dict(type="FSDP", sharding="zero3", state_dict_type="sharded"),
+}
+
+
+@HOOKS.register_module()
+class SignalRankAtIter(Hook):
+    """Sends SIGUSR1 to this process during iteration ``at``, on rank ``rank`` only."""
+
+    def __init__(self, at: int, rank: int):
+        self.at, self.rank = at, rank
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        if runner.rank == self.rank and runner.iter + 1 == self.at:
+            os.kill(os.getpid(), 10)  # SIGUSR1
+
+
+def digits_cfg(work_dir: str, strategy, **changes) -> Config:
+    cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+    cfg.work_dir = work_dir
+    cfg.launcher = "pytorch"
+    cfg.merge_from_dict({"train_cfg.max_epochs": 2, "param_scheduler.1.end": 2})
+    cfg.default_hooks.logger = dict(type="LoggerHook", interval=5)
+    if strategy is not None:
+        cfg.strategy = strategy
+    cfg.merge_from_dict(changes)
+    return cfg
+
+
+def run_rank(rank, port, out_dir):
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(WORLD_SIZE),
+    )
+    torch.set_num_threads(1)
+    outcome = {}
+    for name, strategy in STRATEGIES.items():
+        folder = os.path.join(out_dir, name)
+        straight = Runner.from_cfg(digits_cfg(os.path.join(folder, "straight"), strategy))
+        straight.train()
+        outcome[f"{name}/wrapper"] = type(straight.model).__name__
+        outcome[f"{name}/straight"] = model_state_dict(straight.model)
+
+        cfg = digits_cfg(os.path.join(folder, "preempted"), strategy)
+        cfg.custom_hooks = [dict(type="SignalRankAtIter", at=SIGNALLED_AT, rank=1)]
+        preempted = Runner.from_cfg(cfg)
+        preempted.train()
+        outcome[f"{name}/stopped"] = (preempted_by(preempted), preempted.iter)
+        dist.barrier()
+        outcome[f"{name}/checkpoint"] = find_latest_checkpoint(cfg.work_dir)
+
+        resumed = Runner.from_cfg(digits_cfg(cfg.work_dir, strategy, resume=True))
+        resumed.train()
+        outcome[f"{name}/resumed"] = model_state_dict(resumed.model)
+    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
+        pickle.dump(outcome, file)
+    dist.barrier()
+    dist.destroy_process_group()
+    gc.collect()
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory, spawn_ranks):
+    out_dir = tmp_path_factory.mktemp("preemption")
+    return out_dir, spawn_ranks(run_rank, out_dir, WORLD_SIZE, timeout=300)
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+def test_every_rank_stops_at_the_same_boundary_after_one_rank_is_signalled(outcomes, strategy):
+    _, ranks = outcomes
+    # the ranks agree one iteration after the signal, without waiting inside a step
+    assert [rank[f"{strategy}/stopped"] for rank in ranks] == [("SIGUSR1", SIGNALLED_AT + 1)] * 2
+
+
+def test_ddp_saves_one_full_file_and_fsdp_a_folder_of_shards(outcomes):
+    out_dir, ranks = outcomes
+    assert ranks[0]["ddp/wrapper"] == "DistributedDataParallelModel"
+    assert ranks[0]["fsdp_sharded/wrapper"] == "FullyShardedModel"
+    ddp_checkpoint = Path(ranks[0]["ddp/checkpoint"])
+    assert ddp_checkpoint == out_dir / "ddp/preempted" / f"iter_{SIGNALLED_AT + 1}.pth"
+    assert ddp_checkpoint.is_file()
+    sharded = Path(ranks[0]["fsdp_sharded/checkpoint"])
+    assert sharded.name == f"iter_{SIGNALLED_AT + 1}.pth" and sharded.is_dir()
+    assert (sharded / ".metadata").is_file() and (sharded / "extra.pth").is_file()
+    assert not list(sharded.parent.glob("*.partial"))
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+def test_the_resumed_run_ends_with_the_weights_of_the_uninterrupted_one(outcomes, strategy):
+    _, ranks = outcomes
+    assert len(ranks[0][f"{strategy}/straight"]) > 4  # rank 0 holds the whole model
+    for rank in ranks:
+        expected, actual = rank[f"{strategy}/straight"], rank[f"{strategy}/resumed"]
+        assert expected.keys() == actual.keys()
+        for key, value in expected.items():
+            assert torch.equal(value, actual[key]), f"{strategy}: {key} differs after resuming"

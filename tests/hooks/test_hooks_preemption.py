@@ -1,0 +1,173 @@
+"""PreemptionHook in one process: a stop signal saves a checkpoint at the next iteration
+boundary and stops training; resuming from it ends where an uninterrupted run ends;
+tools/train.py exits with the documented code; a second signal ends the process at once."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from runnerx import HOOKS, Config
+from runnerx.checkpoint.runner_state import find_latest_checkpoint
+from runnerx.hooks import PREEMPTED_EXIT_CODE, Hook, PreemptionHook, preempted_by
+from runnerx.runner import Runner
+
+ROOT = Path(__file__).parents[2]
+
+
+@HOOKS.register_module()
+class SignalSelfAtIter(Hook):
+    """Sends ``signal_name`` to this process during iteration ``at`` (1-based), as a
+    scheduler would at any moment."""
+
+    def __init__(self, at: int, signal_name: str = "SIGUSR1"):
+        self.at = at
+        self.signal_number = getattr(signal, signal_name)
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        if runner.iter + 1 == self.at:
+            os.kill(os.getpid(), self.signal_number)
+
+
+def digits_cfg(work_dir: Path, **changes) -> Config:
+    cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+    cfg.work_dir = str(work_dir)
+    # checkpoints at epoch ends only: the one a signal asks for is the only mid-epoch one
+    cfg.merge_from_dict({"train_cfg.max_epochs": 2, "param_scheduler.1.end": 2})
+    cfg.merge_from_dict(changes)
+    return cfg
+
+
+def weights(runner: Runner) -> dict:
+    return {key: value.clone() for key, value in runner.unwrapped_model.state_dict().items()}
+
+
+@pytest.mark.parametrize("signal_name", ["SIGUSR1", "SIGTERM"])
+def test_a_signal_saves_at_the_next_boundary_and_the_resumed_run_is_exact(tmp_path, signal_name):
+    straight = Runner.from_cfg(digits_cfg(tmp_path / "straight"))
+    straight.train()
+
+    cfg = digits_cfg(tmp_path / "preempted")
+    cfg.custom_hooks = [dict(type="SignalSelfAtIter", at=30, signal_name=signal_name)]
+    before = signal.getsignal(signal.SIGUSR1)
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert preempted_by(runner) == signal_name
+    assert runner.iter == 30  # stopped at the boundary after the iteration it came in
+    checkpoint = find_latest_checkpoint(cfg.work_dir)
+    assert checkpoint == os.path.join(cfg.work_dir, "iter_30.pth")
+    assert signal.getsignal(signal.SIGUSR1) is before  # handlers given back after training
+
+    resumed_cfg = digits_cfg(tmp_path / "preempted", resume=True)
+    resumed = Runner.from_cfg(resumed_cfg)
+    resumed.train()
+    assert preempted_by(resumed) is None
+    expected, actual = weights(straight), weights(resumed)
+    for key, value in expected.items():
+        assert torch.equal(value, actual[key]), f"{key} differs after resuming"
+
+
+def test_a_signal_in_the_iteration_the_checkpoint_hook_saves_writes_one_checkpoint(tmp_path):
+    cfg = digits_cfg(tmp_path / "work")
+    cfg.train_cfg = dict(by_epoch=False, max_iters=20, val_interval=100)
+    cfg.param_scheduler = None
+    cfg.default_hooks.checkpoint = dict(type="CheckpointHook", by_epoch=False, interval=5)
+    cfg.custom_hooks = [dict(type="SignalSelfAtIter", at=10)]
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert runner.iter == 10
+    assert sorted(p.name for p in Path(cfg.work_dir).glob("*.pth")) == ["iter_10.pth", "iter_5.pth"]
+    assert find_latest_checkpoint(cfg.work_dir).endswith("iter_10.pth")
+
+
+def test_turned_off_it_leaves_the_signals_alone(tmp_path):
+    cfg = digits_cfg(tmp_path / "work", **{"default_hooks.preemption": None})
+    cfg.train_cfg = dict(by_epoch=False, max_iters=3, val_interval=100)
+    cfg.param_scheduler = None
+    seen = []
+    previous = signal.signal(signal.SIGUSR1, lambda number, frame: seen.append(number))
+    try:
+        cfg.custom_hooks = [dict(type="SignalSelfAtIter", at=2)]
+        runner = Runner.from_cfg(cfg)
+        runner.train()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert seen == [signal.SIGUSR1] and runner.iter == 3
+
+
+def test_unknown_signal_names_are_refused():
+    with pytest.raises(ValueError, match="signals has 'SIGNOPE'"):
+        PreemptionHook(signals=("SIGTERM", "SIGNOPE"))
+    assert PreemptionHook(signals="usr2").signals == [signal.SIGUSR2]
+
+
+def test_train_py_exits_with_the_preempted_code_and_resumes_to_the_end(tmp_path):
+    work = tmp_path / "work"
+    command = [
+        sys.executable,
+        "tools/train.py",
+        "configs/digits_convnet.py",
+        "--work-dir",
+        str(work),
+        "--cfg-options",
+        "train_cfg.max_epochs=40",
+        "default_hooks.logger.interval=1",
+    ]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines = []
+    for line in process.stdout:  # wait until it trains, then stop it as a scheduler would
+        lines.append(line)
+        if "Epoch(train)" in line:
+            process.send_signal(signal.SIGTERM)
+            break
+    started = time.monotonic()
+    lines += process.stdout.readlines()
+    assert process.wait(timeout=120) == PREEMPTED_EXIT_CODE, "".join(lines[-30:])
+    assert time.monotonic() - started < 60
+    output = "".join(lines)
+    assert "SIGTERM received: saving a checkpoint" in output
+    saved = find_latest_checkpoint(str(work))
+    assert saved is not None and Path(saved).name.startswith("iter_")
+    step = int(Path(saved).stem.split("_")[1])
+    assert step < 40 * 23
+
+    resumed = subprocess.run(
+        [*command[:-2], "train_cfg.max_epochs=1", "--resume"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert f"resumed from {saved}" in resumed.stdout + resumed.stderr
+
+
+def test_a_second_signal_ends_a_process_that_does_not_reach_a_boundary():
+    script = """
+import os, signal, time
+from types import SimpleNamespace
+from runnerx.hooks import PreemptionHook
+hook = PreemptionHook()
+hook.before_train(SimpleNamespace(logger=None))
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(0.1)
+print('noted', hook.received, flush=True)
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(5)
+print('still alive')
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.split() == ["noted", str(int(signal.SIGTERM))]
+    assert done.returncode == -signal.SIGTERM

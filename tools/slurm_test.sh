@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Test a checkpoint under Slurm, one task per GPU:
+#   bash tools/slurm_test.sh PARTITION JOB_NAME CONFIG CHECKPOINT [test.py args...]
+# GPUS, GPUS_PER_NODE, CPUS_PER_TASK, GRES and SRUN_ARGS from the environment (see _srun.sh).
+set -euo pipefail
+exec bash "$(dirname "$0")/_srun.sh" test "$1" "$2" "$3" "$4" "${@:5}"
