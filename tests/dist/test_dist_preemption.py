@@ -125,3 +125,16 @@ def test_the_resumed_run_ends_with_the_weights_of_the_uninterrupted_one(outcomes
         assert expected.keys() == actual.keys()
         for key, value in expected.items():
             assert torch.equal(value, actual[key]), f"{strategy}: {key} differs after resuming"
+
+
+def test_a_sharded_checkpoint_loads_with_load_from_in_a_single_process(outcomes, tmp_path):
+    out_dir, ranks = outcomes
+    folder = out_dir / "fsdp_sharded/straight/epoch_2.pth"
+    assert folder.is_dir()
+    cfg = digits_cfg(str(tmp_path / "single"), None, load_from=str(folder), launcher="none")
+    runner = Runner.from_cfg(cfg)
+    runner.load_or_resume()
+    expected = ranks[0]["fsdp_sharded/straight"]
+    actual = runner.unwrapped_model.state_dict()
+    for key, value in expected.items():
+        assert torch.equal(value, actual[key]), key
