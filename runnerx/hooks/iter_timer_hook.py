@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
 from runnerx.hooks.hook import Hook
+from runnerx.logging.message_hub import ScalarRecorder
 from runnerx.registry import HOOKS
+
+#: Every this many training iterations, values nobody read are folded in (ScalarRecorder).
+_LIMIT_EVERY = 256
 
 
 @HOOKS.register_module()
@@ -16,12 +21,27 @@ class IterTimerHook(Hook):
     'data_time' runs from the end of the previous iteration (or the start of the epoch) to the
     start of this one, i.e. the time spent fetching the batch; 'time' covers the whole
     iteration, data included. One of the default hooks: ``default_hooks=dict(timer=...)``.
+    A training iteration's two values cost two list appends
+    (:class:`~runnerx.logging.ScalarRecorder`).
     """
 
     priority = "NORMAL"
 
     def __init__(self) -> None:
         self._last = perf_counter()
+        self._hub: Any = None  # the hub the appenders below write to
+        self._recorder: ScalarRecorder | None = None
+        self._train_data_time: Callable[[float], None] | None = None
+        self._train_time: Callable[[float], None] | None = None
+        self._until_limit = _LIMIT_EVERY
+
+    def _appender(self, runner: Any, key: str) -> Callable[[float], None]:
+        """Record ``key`` in the runner's hub (from now on, if it is another hub)."""
+        hub = runner.message_hub
+        if hub is not self._hub:
+            self._hub, self._recorder = hub, ScalarRecorder(hub)
+            self._train_data_time = self._train_time = None
+        return self._recorder.appender(key)  # type: ignore[union-attr]
 
     def _start(self) -> None:
         self._last = perf_counter()
@@ -48,7 +68,12 @@ class IterTimerHook(Hook):
 
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
         """Record 'train/data_time'."""
-        self._data_time(runner, "train/data_time")
+        waited = perf_counter() - self._last
+        append = self._train_data_time
+        if append is None or runner.message_hub is not self._hub:
+            append = self._appender(runner, "train/data_time")
+            self._train_data_time = append
+        append(waited)
 
     def before_val_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
         """Record 'val/data_time'."""
@@ -62,7 +87,16 @@ class IterTimerHook(Hook):
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
     ) -> None:
         """Record 'train/time'."""
-        self._iter_time(runner, "train/time")
+        now = perf_counter()
+        append = self._train_time
+        if append is None or runner.message_hub is not self._hub:
+            append = self._train_time = self._appender(runner, "train/time")
+        append(now - self._last)
+        self._last = now
+        self._until_limit -= 1
+        if not self._until_limit:
+            self._until_limit = _LIMIT_EVERY
+            self._recorder.limit_unread()  # type: ignore[union-attr]
 
     def after_val_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Number
 from typing import Any
 
+from torch import Tensor
+
 from runnerx.hooks.hook import Hook
+from runnerx.logging.message_hub import ScalarRecorder
 from runnerx.registry import HOOKS
 from runnerx.version import __version__
+
+#: Every this many iterations, values nobody read are folded in (see ScalarRecorder).
+_LIMIT_EVERY = 256
 
 
 @HOOKS.register_module()
@@ -18,14 +25,26 @@ class RuntimeInfoHook(Hook):
     'epoch' and 'iter'. Scalars: 'train/lr' (one per optimizer for several), every value the
     model's ``train_step`` returns as 'train/<name>', and the metrics as 'val/<name>' and
     'test/<name>'. Loss tensors are stored as they are; the MessageHub converts them only when
-    a line is logged, so no iteration waits for the device.
+    a line is logged, so no iteration waits for the device. Per iteration, each value costs a
+    list append (:class:`~runnerx.logging.ScalarRecorder`).
     """
 
     priority = "VERY_HIGH"
 
     def __init__(self) -> None:
-        self._lr_sources: list[tuple[str, list]] | None = None  # (key, an optimizer's groups)
-        self._output_keys: dict[str, str] = {}  # 'loss' -> 'train/loss', made once
+        self._hub: Any = None  # the hub the recorder writes to
+        self._recorder: ScalarRecorder | None = None
+        # (key, an optimizer's param groups, appender), read from the optim wrapper once
+        self._lr_records: list[tuple[str, list, Callable]] | None = None
+        self._output_records: dict[str, tuple[str, Callable]] = {}  # 'loss' -> key, appender
+        self._until_limit = _LIMIT_EVERY
+
+    def _bind(self, hub: Any) -> None:
+        """Record into ``hub`` from now on (a new run, or hook points called directly)."""
+        self._hub = hub
+        self._recorder = ScalarRecorder(hub)
+        self._lr_records = None
+        self._output_records = {}
 
     def before_run(self, runner: Any) -> None:
         """Record the run's description and its length."""
@@ -43,7 +62,7 @@ class RuntimeInfoHook(Hook):
         hub.update_info("max_iters", runner.max_iters)
         hub.update_info("epoch", runner.epoch)
         hub.update_info("iter", runner.iter)
-        self._lr_sources = None  # read again from this run's optim wrapper
+        self._hub = None  # read the optim wrapper and the hub again for this run
         dataset = getattr(runner.train_dataloader, "dataset", None)
         metainfo = getattr(dataset, "metainfo", None)
         if metainfo is not None:
@@ -56,23 +75,44 @@ class RuntimeInfoHook(Hook):
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
         """Keep 'iter' current and record the learning rate of each optimizer's first group."""
         hub = runner.message_hub
+        if hub is not self._hub:
+            self._bind(hub)
         hub.update_info("iter", runner.iter)
-        if self._lr_sources is None:
-            self._lr_sources = _first_param_groups(runner.optim_wrapper)
-        for key, param_groups in self._lr_sources:
-            hub.update_scalar(key, param_groups[0]["lr"])
+        records = self._lr_records
+        if records is None:
+            append = self._recorder.appender  # type: ignore[union-attr]
+            records = self._lr_records = [
+                (key, groups, append(key)) for key, groups in _first_param_groups(runner)
+            ]
+        for key, param_groups, append in records:
+            lr = param_groups[0]["lr"]
+            if type(lr) is float:
+                append(lr)
+            else:  # an int, or a tensor (capturable optimizers): checked and converted
+                hub.update_scalar(key, lr)
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
     ) -> None:
         """Record every value ``train_step`` returned (0-dim tensors, kept unconverted)."""
+        hub = runner.message_hub
+        if hub is not self._hub:
+            self._bind(hub)
         if outputs:
-            update, keys = runner.message_hub.update_scalar, self._output_keys
+            records = self._output_records
             for name, value in outputs.items():
-                key = keys.get(name)
-                if key is None:
-                    key = keys[name] = f"train/{name}"
-                update(key, value)
+                record = records.get(name)
+                if record is None:
+                    key = f"train/{name}"
+                    record = records[name] = (key, self._recorder.appender(key))  # type: ignore[union-attr]
+                if (type(value) is Tensor and value.numel() == 1) or type(value) is float:
+                    record[1](value)
+                else:  # anything else is checked (and refused with the key's name) by the hub
+                    hub.update_scalar(record[0], value)
+        self._until_limit -= 1
+        if not self._until_limit:
+            self._until_limit = _LIMIT_EVERY
+            self._recorder.limit_unread()  # type: ignore[union-attr]
 
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Record the validation metrics as 'val/<name>'."""
@@ -83,9 +123,10 @@ class RuntimeInfoHook(Hook):
         _record_metrics(runner.message_hub, "test", metrics)
 
 
-def _first_param_groups(optim_wrapper: Any) -> list[tuple[str, list]]:
+def _first_param_groups(runner: Any) -> list[tuple[str, list]]:
     """Where each optimizer's learning rate is read from, once: 'train/lr' for one optimizer,
     'train/<name>.lr' for each of an OptimWrapperDict (the keys ``get_lr()`` names)."""
+    optim_wrapper = runner.optim_wrapper
     if hasattr(optim_wrapper, "items"):
         return [
             (f"train/{name}.lr", wrapper.param_groups) for name, wrapper in optim_wrapper.items()

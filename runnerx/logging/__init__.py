@@ -9,7 +9,7 @@ See docs/logging.md.
 from .history_buffer import HistoryBuffer
 from .log_processor import LogProcessor
 from .logger import get_logger, print_log
-from .message_hub import MessageHub
+from .message_hub import MessageHub, ScalarRecorder
 from .progress_bar import ProgressBar
 from .vis_backends import BaseVisBackend, LocalVisBackend, TensorboardVisBackend
 from .visualizer import Visualizer
@@ -21,6 +21,7 @@ __all__ = [
     "LogProcessor",
     "MessageHub",
     "ProgressBar",
+    "ScalarRecorder",
     "TensorboardVisBackend",
     "Visualizer",
     "get_logger",

@@ -4,13 +4,18 @@ Updating costs the same at iteration 10 and at iteration 40,000: a value is appe
 bounded deque and nothing is copied. A 0-dim torch tensor is stored as it is, so updating
 never waits for the device; the tensors are turned into floats together, in one transfer,
 the first time something is read (which only logging iterations do).
+
+Code that records a scalar on every iteration (the default hooks) uses the cheapest way in:
+:meth:`HistoryBuffer.appender` hands out a plain ``list.append`` whose values the buffer takes
+in when it is next read or updated.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from itertools import islice
+from collections.abc import Callable, Iterable
+from itertools import islice, repeat
 from typing import Any
 
 import torch
@@ -35,6 +40,11 @@ class HistoryBuffer:
         buffer.update(loss)          # a float or a 0-dim tensor; no host-device sync
         buffer.mean(10)              # smoothed over the last 10 updates
         buffer.current(), buffer.min(), buffer.max(), buffer.count
+
+        append = buffer.appender()   # every iteration: a list's append, nothing checked
+        append(0.5)                  # a float or a one-element torch.Tensor, count 1
+        if step % 256 == 0:
+            buffer.limit_unread()    # keeps a run that nobody reads bounded
     """
 
     def __init__(self, max_length: int = 10_000) -> None:
@@ -47,6 +57,9 @@ class HistoryBuffer:
         # Folding them in before there are max_length of them means none is ever dropped unread.
         self._unread = 0
         self._fold_at = min(max_length, _MAX_UNREAD)
+        # Values recorded through appender() (count 1), newer than everything in _values; the
+        # list object is never replaced, since the appenders handed out hold its append.
+        self._pending: list[Any] = []
         self._num_updates = 0
         self._total = 0.0
         self._total_count = 0
@@ -62,24 +75,43 @@ class HistoryBuffer:
             value = _as_float(value)
         if not isinstance(count, int):
             raise TypeError(f"count must be an int, got {type(count).__name__}")
+        if self._pending:  # appended values are older than this one
+            self._take_pending()
         self._values.append(value)
         self._counts.append(count)
         self._unread += 1
         if self._unread >= self._fold_at:
-            self._fold_unread()
+            fold_buffers((self,))
+
+    def appender(self) -> Callable[[Any], None]:
+        """The fastest way to record a value every iteration: a plain ``list.append``.
+
+        Each value it appends counts once, exactly as ``update(value)`` would, but nothing is
+        checked: the caller makes sure it is a ``float`` or a one-element ``torch.Tensor``
+        (and sends anything else to :meth:`update`). The buffer takes the values in when it
+        is next read or updated. Whoever appends calls :meth:`limit_unread` every few hundred
+        values, so that a run nobody reads keeps a bounded number of tensors alive.
+        """
+        return self._pending.append
+
+    def limit_unread(self) -> None:
+        """Fold the unread values in (turning their tensors into floats) once
+        :data:`_MAX_UNREAD` of them, or ``max_length``, have piled up; else do nothing."""
+        if self._unread + len(self._pending) >= self._fold_at:
+            fold_buffers((self,))
 
     @property
     def count(self) -> int:
         """How many updates were made over the buffer's whole life (kept values or not)."""
-        return self._num_updates + self._unread
+        return self._num_updates + self._unread + len(self._pending)
 
     def __len__(self) -> int:
         """How many values the buffer keeps now (at most ``max_length``)."""
-        return len(self._values)
+        return min(len(self._values) + len(self._pending), self.max_length)
 
     def current(self) -> float:
         """The newest value."""
-        self._fold_unread()
+        fold_buffers((self,))
         self._require_values()
         return self._values[-1]
 
@@ -112,7 +144,7 @@ class HistoryBuffer:
 
     def state_dict(self) -> dict:
         """The buffer as plain numbers and lists (safe for ``torch.load(weights_only=True)``)."""
-        self._fold_unread()
+        fold_buffers((self,))
         return {
             "max_length": self.max_length,
             "values": list(self._values),
@@ -128,14 +160,23 @@ class HistoryBuffer:
     def from_state_dict(cls, state: dict) -> HistoryBuffer:
         """A buffer as :meth:`state_dict` described it."""
         buffer = cls(state["max_length"])
-        buffer._values.extend(state["values"])
-        buffer._counts.extend(state["counts"])
-        buffer._num_updates = state["num_updates"]
-        buffer._total = state["total"]
-        buffer._total_count = state["total_count"]
-        buffer._min = state["min"]
-        buffer._max = state["max"]
+        buffer.load_state_dict(state)
         return buffer
+
+    def load_state_dict(self, state: dict) -> None:
+        """Become the buffer :meth:`state_dict` described, in place (the appenders handed out
+        go on recording into it); what was recorded before is dropped."""
+        self.max_length = state["max_length"]
+        self._values = deque(state["values"], maxlen=self.max_length)
+        self._counts = deque(state["counts"], maxlen=self.max_length)
+        self._fold_at = min(self.max_length, _MAX_UNREAD)
+        self._unread = 0
+        self._pending.clear()
+        self._num_updates = state["num_updates"]
+        self._total = state["total"]
+        self._total_count = state["total_count"]
+        self._min = state["min"]
+        self._max = state["max"]
 
     @classmethod
     def from_history(cls, values: Any, counts: Any, max_length: int = 10_000) -> HistoryBuffer:
@@ -143,7 +184,7 @@ class HistoryBuffer:
         buffer = cls(max_length)
         for value, count in zip(values, counts, strict=True):
             buffer.update(float(value), int(count))
-        buffer._fold_unread()
+        fold_buffers((buffer,))
         return buffer
 
     def __repr__(self) -> str:
@@ -159,7 +200,7 @@ class HistoryBuffer:
             not isinstance(window, int) or isinstance(window, bool) or window < 1
         ):
             raise ValueError(f"window must be a positive int or None, got {window!r}")
-        self._fold_unread()
+        fold_buffers((self,))
         self._require_values()
         return None if window is None or window >= self._num_updates else window
 
@@ -167,22 +208,69 @@ class HistoryBuffer:
         if not self._values:
             raise ValueError("the buffer holds no values yet; update() it first")
 
-    def _fold_unread(self) -> None:
-        """Turn the unread tensors into floats (one transfer per device) and add the unread
-        values to the running totals."""
-        unread = self._unread
-        if not unread:
-            return
-        tail = [self._values.pop() for _ in range(unread)]
+    def _take_pending(self) -> None:
+        """Move the appended values behind the unread ones, unconverted; fold whenever
+        ``_fold_at`` are unread, so that none leaves the deque before it is counted."""
+        pending = self._pending
+        while pending:
+            room = self._fold_at - self._unread
+            piece = pending[:room]
+            del pending[:room]
+            self._values.extend(piece)
+            self._counts.extend(repeat(1, len(piece)))
+            self._unread += len(piece)
+            if self._unread >= self._fold_at:
+                fold_buffers((self,))
+
+    def _take_unread(self) -> list:
+        """Remove the unread values (those in the deque, then the appended ones), oldest
+        first; :meth:`_add_folded` puts them back as floats."""
+        tail = [self._values.pop() for _ in range(self._unread)]
         tail.reverse()
-        tail = _materialise(tail)
-        self._values.extend(tail)
-        self._num_updates += unread
+        tail.extend(self._pending)
+        return tail
+
+    def _add_folded(self, values: list[float]) -> None:
+        """Put back what :meth:`_take_unread` removed, now floats, and count it."""
+        unread, appended = self._unread, len(self._pending)
+        self._total_count += sum(islice(reversed(self._counts), unread)) + appended
+        self._values.extend(values)
+        if appended:
+            self._counts.extend(repeat(1, appended))
+            self._pending.clear()
+        self._num_updates += unread + appended
         self._unread = 0
-        self._total += sum(tail)
-        self._total_count += sum(islice(reversed(self._counts), unread))
-        self._min = min(self._min, min(tail))
-        self._max = max(self._max, max(tail))
+        self._total += sum(values)
+        self._min = min(self._min, *values)
+        self._max = max(self._max, *values)
+
+
+def fold_buffers(buffers: Iterable[HistoryBuffer]) -> None:
+    """Bring the unread values of ``buffers`` into their running totals, turning every
+    tensor among them into a float in one transfer per device (not one per buffer)."""
+    taken: list[tuple[HistoryBuffer, list]] = []
+    tensors: list = []  # the tensors of every buffer's unread values ...
+    places: list[tuple[list, int]] = []  # ... and where each one goes back
+    for buffer in buffers:
+        if not (buffer._unread or buffer._pending):
+            continue
+        tail = buffer._take_unread()
+        taken.append((buffer, tail))
+        kinds = set(map(type, tail))  # in C: most buffers hold floats only, or tensors only
+        if float not in kinds:
+            positions: Iterable[int] = range(len(tail))
+        elif len(kinds) > 1:
+            positions = [i for i, value in enumerate(tail) if type(value) is not float]
+        else:
+            continue
+        for position in positions:
+            tensors.append(tail[position])
+            places.append((tail, position))
+    if tensors:
+        for (tail, position), number in zip(places, _to_floats(tensors), strict=True):
+            tail[position] = number
+    for buffer, tail in taken:
+        buffer._add_folded(tail)
 
 
 def _as_float(value: Any) -> float:
@@ -191,16 +279,23 @@ def _as_float(value: Any) -> float:
     return float(value)
 
 
-def _materialise(values: list) -> list[float]:
-    """``values`` with every tensor replaced by its float; one ``tolist`` per device."""
+def _to_floats(tensors: list[torch.Tensor]) -> list[float]:
+    """The value of each one-element tensor, read with one ``tolist`` per device."""
+    with torch.no_grad():
+        try:  # the usual case: 0-dim tensors on one device
+            numbers = torch.stack(tensors).tolist()
+        except RuntimeError:  # several devices or shapes
+            numbers = _materialise_by_device(tensors)
+    return [float(number) for number in numbers]
+
+
+def _materialise_by_device(tensors: list[torch.Tensor]) -> list:
     by_device: dict[torch.device, list[int]] = {}
-    for index, value in enumerate(values):
-        if isinstance(value, torch.Tensor):
-            by_device.setdefault(value.device, []).append(index)
+    for index, tensor in enumerate(tensors):
+        by_device.setdefault(tensor.device, []).append(index)
+    numbers: list = [None] * len(tensors)
     for indices in by_device.values():
-        tensors = [values[i] for i in indices]
-        with torch.no_grad():
-            stacked = torch.stack([t if t.ndim == 0 else t.reshape(()) for t in tensors])
-        for index, number in zip(indices, stacked.tolist()):
-            values[index] = float(number)
-    return values
+        stacked = torch.stack([tensors[i].reshape(()) for i in indices])
+        for index, number in zip(indices, stacked.tolist(), strict=True):
+            numbers[index] = number
+    return numbers

@@ -9,6 +9,8 @@
     Epoch(val) [1][16/16]    accuracy/top1: 96.2000  data_time: 0.0010  time: 0.0100
 
 LoggerHook calls it on logging iterations only (reading the hub may wait for the device).
+In a distributed run, every rank calls it, and the training losses it shows are averaged over
+the ranks (one all_reduce per logged line).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from typing import Any
 
 import torch
 
+from runnerx.dist import all_reduce, get_world_size
 from runnerx.registry import LOG_PROCESSORS
 
 from .custom_log_cfg import parse_custom_cfg
+from .history_buffer import HistoryBuffer, fold_buffers
 
 _TIME_KEYS = ("time", "data_time")
 
@@ -34,6 +38,12 @@ class LogProcessor:
     updates, the others show their newest value; ``custom_cfg`` adds or changes statistics
     (see :mod:`runnerx.logging.custom_log_cfg`). ``log_with_hierarchy=True`` keeps the
     ``train/`` / ``val/`` prefix in the returned tag (what the visualizer receives).
+
+    In a distributed run, the training values whose name contains ``'loss'`` (the losses
+    ``train_step`` returned, smoothed or as ``custom_cfg`` says; not AMP's ``loss_scale``)
+    are the mean over all ranks, where MMEngine shows rank 0's alone. Every rank calls
+    :meth:`get_log_after_iter` on the same iterations (LoggerHook does) and logs the same
+    loss names, so that the one all_reduce this takes meets on every rank.
 
     .. code-block:: python
 
@@ -62,6 +72,7 @@ class LogProcessor:
         self.log_with_hierarchy = log_with_hierarchy
         self.mean_pattern = re.compile(mean_pattern)
         self._custom_logs = parse_custom_cfg(custom_cfg, by_epoch)
+        self._smoothed: dict[str, bool] = {}  # name -> whether mean_pattern matches it
 
     def get_log_after_iter(self, runner: Any, batch_idx: int, mode: str) -> tuple[dict, str]:
         """The tag (scalars as floats, plus 'epoch', 'iter', 'memory') and the log line
@@ -130,19 +141,30 @@ class LogProcessor:
         return tag, f"{header}    " + "  ".join(items)
 
     def _collect_scalars(self, hub: Any, mode: str, epoch_length: int) -> dict[str, float]:
-        """``mode``'s scalars without the prefix: smoothed, newest, or as custom_cfg says."""
+        """``mode``'s scalars without the prefix: smoothed, newest, or as custom_cfg says
+        (losses averaged over the ranks when training distributed)."""
         prefix = f"{mode}/"
+        buffers = {
+            key[len(prefix) :]: buffer
+            for key, buffer in hub.log_scalars.items()
+            if key.startswith(prefix) and len(buffer)
+        }
+        # every tensor of every buffer to a float in one transfer, not one per buffer
+        fold_buffers(buffer for buffer in buffers.values() if isinstance(buffer, HistoryBuffer))
         scalars: dict[str, float] = {}
-        for key, buffer in hub.log_scalars.items():
-            if key.startswith(prefix) and len(buffer):
-                name = key[len(prefix) :]
-                smooth = self.mean_pattern.search(name) is not None
-                scalars[name] = buffer.mean(self.window_size) if smooth else buffer.current()
+        smoothed = self._smoothed
+        for name, buffer in buffers.items():
+            smooth = smoothed.get(name)
+            if smooth is None:
+                smooth = smoothed[name] = self.mean_pattern.search(name) is not None
+            scalars[name] = buffer.mean(self.window_size) if smooth else buffer.current()
         for log in self._custom_logs:
             buffer = hub.log_scalars.get(prefix + log.data_src)
             if buffer is not None and len(buffer):
                 window = log.window(epoch_length)
                 scalars[log.log_name] = buffer.statistics(log.method_name, window)
+        if mode == "train" and get_world_size() > 1:
+            _average_losses_over_ranks(scalars)
         return scalars
 
     def _tag(self, values: dict[str, Any], mode: str) -> dict[str, Any]:
@@ -194,6 +216,17 @@ class LogProcessor:
         return f"{name}: {value}"
 
 
+def _average_losses_over_ranks(scalars: dict[str, Any]) -> None:
+    """Replace each loss value (a name containing 'loss', but not 'loss_scale') by its mean
+    over the ranks: one all_reduce of them all, which every rank must reach."""
+    names = [name for name in scalars if "loss" in name and name != "loss_scale"]
+    if not names:
+        return
+    values = torch.tensor([float(scalars[name]) for name in names], dtype=torch.float64)
+    for name, value in zip(names, all_reduce(values, op="mean").tolist(), strict=True):
+        scalars[name] = value
+
+
 def _check_mode(mode: str, allowed: tuple[str, ...]) -> None:
     if mode not in allowed:
         raise ValueError(f"mode must be one of {', '.join(map(repr, allowed))}, got {mode!r}")
@@ -218,6 +251,8 @@ def _recorded_max_epochs(runner: Any) -> int | None:
 def _max_memory_mb(runner: Any) -> int | None:
     """Peak CUDA memory (MB) allocated on the model's device since the last call, or None
     when the model is not on CUDA. Resets the peak, as MMEngine does."""
+    if not torch.cuda.is_initialized():  # then nothing is on CUDA (a cheap check)
+        return None
     model = getattr(runner, "unwrapped_model", None)
     if model is None:
         model = runner.model

@@ -9,6 +9,8 @@ hooks read (``get_scalar('train/loss').mean(10)``). Keys follow MMEngine: ``'tra
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from functools import partial
 from typing import Any, ClassVar
 
 from runnerx.suggest import close_matches
@@ -69,12 +71,13 @@ class MessageHub:
     def update_scalar(self, key: str, value: Any, count: int = 1, resumed: bool = True) -> None:
         """Record ``value`` (a number or a 0-dim tensor, kept as is until read) under ``key``."""
         buffer = self._log_scalars.get(key)
-        if buffer is None:
+        created = buffer is None
+        if created:
             buffer = self._log_scalars[key] = HistoryBuffer(self.max_length)
         try:
             buffer.update(value, count)
         except (TypeError, ValueError) as error:
-            if not len(buffer):
+            if created:
                 del self._log_scalars[key]
             raise type(error)(f"message_hub.update_scalar({key!r}, ...): {error}") from None
         if not resumed:
@@ -87,6 +90,18 @@ class MessageHub:
                 self.update_scalar(key, value["value"], value.get("count", 1), resumed)
             else:
                 self.update_scalar(key, value, resumed=resumed)
+
+    def scalar_buffer(self, key: str) -> HistoryBuffer:
+        """The buffer of ``key``, created empty when new: for code that records ``key`` on
+        every iteration through :meth:`HistoryBuffer.appender`, as the default hooks do.
+
+        The hub keeps a key's buffer object for its whole life (:meth:`load_state_dict` loads
+        into it), so an appender taken once keeps recording where readers look.
+        """
+        buffer = self._log_scalars.get(key)
+        if buffer is None:
+            buffer = self._log_scalars[key] = HistoryBuffer(self.max_length)
+        return buffer
 
     def get_scalar(self, key: str) -> HistoryBuffer:
         """The buffer of ``key``; a KeyError naming the known keys when there is none."""
@@ -143,15 +158,49 @@ class MessageHub:
             if key not in state_dict:
                 raise KeyError(f"a MessageHub state_dict needs a {key!r} entry")
         for key, saved in state_dict["log_scalars"].items():
-            if isinstance(saved, dict):
-                self._log_scalars[key] = HistoryBuffer.from_state_dict(saved)
-            else:
+            if not isinstance(saved, dict):
                 values, counts = saved.data
-                self._log_scalars[key] = HistoryBuffer.from_history(values, counts, self.max_length)
+                saved = HistoryBuffer.from_history(values, counts, self.max_length).state_dict()
+            self.scalar_buffer(key).load_state_dict(saved)  # in place: appenders stay valid
         self._runtime_info.update(copy.deepcopy(state_dict["runtime_info"]))
         for key, resumed in state_dict.get("resumed_keys", {}).items():
             if not resumed:
                 self._not_resumed.add(key)
+
+
+class ScalarRecorder:
+    """Records scalars of one hub on every iteration for the price of a list append.
+
+    The default hooks use it for 'train/lr', 'train/time', 'train/data_time' and the losses.
+    What it records is what ``hub.update_scalar(key, value)`` would record, and readers see
+    it as usual; only the checks are left to the caller::
+
+        recorder = ScalarRecorder(runner.message_hub)
+        append_time = recorder.appender('train/time')   # once
+        append_time(0.012)          # per iteration: a float or a one-element torch.Tensor
+        recorder.limit_unread()     # every few hundred iterations (cheap)
+
+    Any other value goes through ``hub.update_scalar``. A hub that is not a runnerx
+    :class:`MessageHub` (a test double, say) gets ``update_scalar`` calls for everything.
+    """
+
+    def __init__(self, hub: Any) -> None:
+        self.hub = hub
+        self._buffers: list[HistoryBuffer] = []
+
+    def appender(self, key: str) -> Callable[[Any], None]:
+        """A function recording one value of ``key`` (count 1); see the class docstring."""
+        if not isinstance(self.hub, MessageHub):
+            return partial(self.hub.update_scalar, key)
+        buffer = self.hub.scalar_buffer(key)
+        self._buffers.append(buffer)
+        return buffer.appender()
+
+    def limit_unread(self) -> None:
+        """Let every buffer written through an appender fold its values in if they piled up
+        (no hook reads them: no LoggerHook); does nothing otherwise."""
+        for buffer in self._buffers:
+            buffer.limit_unread()
 
 
 def _missing_key_message(kind: str, key: str, known: dict) -> str:

@@ -8,9 +8,25 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.modules import module as _torch_module
 
 from runnerx.model.base_module import BaseModule
 from runnerx.registry import MODELS
+
+# What nn.Module.__call__ looks at before it calls ``forward`` (feature-detected: without
+# them, modules are always called through __call__).
+_GLOBAL_HOOKS = tuple(
+    getattr(_torch_module, name, None)
+    for name in (
+        "_global_backward_pre_hooks",
+        "_global_backward_hooks",
+        "_global_forward_hooks",
+        "_global_forward_pre_hooks",
+    )
+)
+_CAN_CALL_FORWARD = all(isinstance(hooks, dict) for hooks in _GLOBAL_HOOKS)
+_MODULE_CALL = nn.Module.__call__
+_tracing_state = torch._C._get_tracing_state
 
 
 class BaseModel(BaseModule, metaclass=ABCMeta):
@@ -69,7 +85,7 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
         ``parse_losses`` and hands the total to ``optim_wrapper.update_params``.
         """
         with optim_wrapper.optim_context(self):
-            data = self.data_preprocessor(data, True)
+            data = self._preprocess(data, True)
             losses = self._run_forward(data, mode="loss")
         loss, log_vars = self.parse_losses(losses)
         optim_wrapper.update_params(loss)
@@ -77,12 +93,12 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
 
     def val_step(self, data: Any) -> Any:
         """Predictions for a validation batch: what ``forward(mode='predict')`` returns."""
-        data = self.data_preprocessor(data, False)
+        data = self._preprocess(data, False)
         return self._run_forward(data, mode="predict")
 
     def test_step(self, data: Any) -> Any:
         """Predictions for a test batch: what ``forward(mode='predict')`` returns."""
-        data = self.data_preprocessor(data, False)
+        data = self._preprocess(data, False)
         return self._run_forward(data, mode="predict")
 
     def parse_losses(self, losses: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -93,6 +109,10 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
         (the sum of their averages). Entries without ``'loss'`` in their key, such as an
         accuracy, are logged but not optimised. Nothing is read back from the device.
         """
+        if type(losses) is dict and len(losses) == 1:  # the usual dict(loss=...): quickly
+            loss = losses.get("loss")
+            if type(loss) is torch.Tensor and loss.dim() == 0:
+                return loss, {"loss": loss.detach()}
         if not isinstance(losses, Mapping):
             raise TypeError(
                 f"{type(self).__name__}.forward(mode='loss') returned "
@@ -125,17 +145,49 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
                 log_vars[name] = value.detach()
         return loss, log_vars
 
+    def _preprocess(self, data: Any, training: bool) -> Any:
+        """``self.data_preprocessor(data, training)``, without nn.Module's detours."""
+        preprocessor = self._modules.get("data_preprocessor")
+        if preprocessor is None:  # not a submodule: whatever the attribute holds
+            return self.data_preprocessor(data, training)
+        return call_module(preprocessor)(data, training)
+
     def _run_forward(self, data: Any, mode: str) -> Any:
         """Call the model on a preprocessed batch: ``self(**data)`` for a dict,
         ``self(*data)`` for a list or tuple."""
-        if isinstance(data, Mapping):
-            return self(**data, mode=mode)
+        if type(data) is dict or isinstance(data, Mapping):
+            return call_module(self)(**data, mode=mode)
         if isinstance(data, (list, tuple)):
-            return self(*data, mode=mode)
+            return call_module(self)(*data, mode=mode)
         raise TypeError(
             "the data preprocessor must return a dict (keyword arguments of forward) or a list "
             f"or tuple (positional arguments), but returned {type(data).__name__}"
         )
+
+
+def call_module(module: nn.Module) -> Any:
+    """What to call to call ``module``: its ``forward`` when ``module(...)`` would do nothing
+    else (no hooks, global or its own; not compiled; not traced by torch.jit), else the
+    module itself. Saves nn.Module.__call__'s two extra Python frames on every step."""
+    state = module.__dict__
+    if (
+        _CAN_CALL_FORWARD
+        and not (
+            state["_forward_hooks"]
+            or state["_forward_pre_hooks"]
+            or state["_backward_hooks"]
+            or state["_backward_pre_hooks"]
+            or _GLOBAL_HOOKS[0]
+            or _GLOBAL_HOOKS[1]
+            or _GLOBAL_HOOKS[2]
+            or _GLOBAL_HOOKS[3]
+        )
+        and module._compiled_call_impl is None
+        and type(module).__call__ is _MODULE_CALL
+        and not _tracing_state()
+    ):
+        return module.forward
+    return module
 
 
 def _all_tensors(items: list | tuple) -> bool:

@@ -36,7 +36,7 @@ class BaseDataPreprocessor(nn.Module):
     @property
     def device(self) -> torch.device:
         """The device batches are moved to."""
-        return self._device_marker.device
+        return self._buffers["_device_marker"].device
 
     def forward(self, data: Any, training: bool = False) -> Any:
         """Return ``data`` on the model's device (``training`` is for subclasses)."""
@@ -44,7 +44,7 @@ class BaseDataPreprocessor(nn.Module):
 
     def cast_data(self, data: Any) -> Any:
         """``data`` with every tensor on ``self.device``; the same objects where nothing moved."""
-        device = self._device_marker.device
+        device = self._buffers["_device_marker"].device  # not via nn.Module.__getattr__
         if _already_on(data, device):  # the usual case on one device: nothing to build
             return data
         return self._move(data, device)

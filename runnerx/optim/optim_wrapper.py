@@ -70,6 +70,13 @@ class OptimWrapper:
             )
         self.optimizer = optimizer
         self._accumulative_counts = accumulative_counts
+        # update_params' shortcut: an update every iteration, the window logic not overridden
+        cls = type(self)
+        self._every_iteration = (
+            accumulative_counts == 1
+            and cls.scale_loss is OptimWrapper.scale_loss
+            and cls.should_update is OptimWrapper.should_update
+        )
         self._inner_count = 0
         self._max_counts = -1  # unknown until initialize_count_status
         self._epoch_length: int | None = None
@@ -96,6 +103,13 @@ class OptimWrapper:
         zero_kwargs: dict | None = None,
     ) -> None:
         """Backward ``loss`` (divided for accumulation); step and zero_grad when a window ends."""
+        if self._every_iteration and not (step_kwargs or zero_kwargs):
+            # no accumulation: scale_loss returns the loss and should_update True (the
+            # common case, without their calls and keyword dicts)
+            self.backward(loss)
+            self.step()
+            self.zero_grad()
+            return
         loss = self.scale_loss(loss)
         self.backward(loss)
         if self.should_update():
@@ -104,18 +118,27 @@ class OptimWrapper:
 
     def backward(self, loss: torch.Tensor, **kwargs: Any) -> None:
         """``loss.backward(**kwargs)``, counting one micro-step."""
-        loss.backward(**kwargs)
+        if kwargs:
+            loss.backward(**kwargs)
+        else:
+            loss.backward()
         self._inner_count += 1
 
     def step(self, **kwargs: Any) -> None:
         """Clip the gradients (if configured), then ``optimizer.step(**kwargs)``."""
         if self._clip_fn is not None:
             self._clip_grad()
-        self.optimizer.step(**kwargs)
+        if kwargs:
+            self.optimizer.step(**kwargs)
+        else:
+            self.optimizer.step()
 
     def zero_grad(self, **kwargs: Any) -> None:
         """``optimizer.zero_grad(**kwargs)`` (torch's default sets the gradients to None)."""
-        self.optimizer.zero_grad(**kwargs)
+        if kwargs:
+            self.optimizer.zero_grad(**kwargs)
+        else:
+            self.optimizer.zero_grad()
 
     def _clip_grad(self) -> None:
         norm = self._clip_fn(self._clip_params)

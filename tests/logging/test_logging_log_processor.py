@@ -277,6 +277,7 @@ def test_eta_is_formatted_as_hours_minutes_seconds(seconds_per_iter, eta):
 
 def test_memory_is_shown_for_a_cuda_model_and_the_peak_reset(monkeypatch):
     resets = []
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)  # a model on CUDA has it
     monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device: 1234 * 2**20 + 5)
     monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", resets.append)
     cuda_parameter = SimpleNamespace(device=torch.device("cuda", 0))
