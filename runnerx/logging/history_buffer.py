@@ -249,8 +249,9 @@ def fold_buffers(buffers: Iterable[HistoryBuffer]) -> None:
     """Bring the unread values of ``buffers`` into their running totals, turning every
     tensor among them into a float in one transfer per device (not one per buffer)."""
     taken: list[tuple[HistoryBuffer, list]] = []
-    tensors: list = []  # the tensors of every buffer's unread values ...
-    places: list[tuple[list, int]] = []  # ... and where each one goes back
+    tensors: list = []  # the tensors of every buffer's unread values, in a row
+    # where they go back: (tail, first of them in `tensors`, their positions; None: all)
+    places: list[tuple[list, int, list[int] | None]] = []
     for buffer in buffers:
         if not (buffer._unread or buffer._pending):
             continue
@@ -258,17 +259,20 @@ def fold_buffers(buffers: Iterable[HistoryBuffer]) -> None:
         taken.append((buffer, tail))
         kinds = set(map(type, tail))  # in C: most buffers hold floats only, or tensors only
         if float not in kinds:
-            positions: Iterable[int] = range(len(tail))
+            places.append((tail, len(tensors), None))
+            tensors.extend(tail)
         elif len(kinds) > 1:
             positions = [i for i, value in enumerate(tail) if type(value) is not float]
-        else:
-            continue
-        for position in positions:
-            tensors.append(tail[position])
-            places.append((tail, position))
+            places.append((tail, len(tensors), positions))
+            tensors.extend(tail[i] for i in positions)
     if tensors:
-        for (tail, position), number in zip(places, _to_floats(tensors), strict=True):
-            tail[position] = number
+        numbers = _to_floats(tensors)
+        for tail, first, positions in places:
+            if positions is None:
+                tail[:] = numbers[first : first + len(tail)]
+            else:
+                for offset, position in enumerate(positions):
+                    tail[position] = numbers[first + offset]
     for buffer, tail in taken:
         buffer._add_folded(tail)
 

@@ -38,3 +38,19 @@ def test_the_clock_restarts_at_each_epoch(runner, clock):
     clock[0] += 0.5
     hook.before_train_iter(runner, 0)
     assert runner.message_hub.scalars["train/data_time"] == [0.5]
+
+
+def test_with_a_message_hub_times_are_appended_and_read_as_usual(runner, clock):
+    from runnerx.logging import MessageHub
+
+    runner.message_hub = hub = MessageHub("iter_timer_real_hub")
+    hook = IterTimerHook()
+    hook.before_train_epoch(runner)
+    for waited, computed in [(0.5, 2.0), (0.25, 1.0), (0.25, 3.0)]:
+        clock[0] += waited
+        hook.before_train_iter(runner, 0)
+        clock[0] += computed
+        hook.after_train_iter(runner, 0)
+    assert hub.get_scalar("train/data_time").mean() == pytest.approx(1.0 / 3)
+    assert hub.get_scalar("train/time").mean(2) == pytest.approx((1.25 + 3.25) / 2)
+    assert hub.get_scalar("train/time").count == 3

@@ -115,3 +115,31 @@ def test_metrics_are_scalars_and_other_results_are_info(runner, mode):
     assert f"{mode}/auc" in scalars and f"{mode}/mAP" in scalars
     assert runner.message_hub.runtime_info[f"{mode}/per_class"] == [0.1, 0.9]
     assert f"{mode}/per_class" not in scalars
+
+
+def test_with_a_message_hub_values_are_appended_unconverted_and_odd_ones_checked(runner):
+    from runnerx.logging import MessageHub
+
+    hub = runner.message_hub = MessageHub("runtime_info_real_hub")
+    runner.optim_wrapper = OptimWrapperStub(sgd(0.1))
+    hook = RuntimeInfoHook()
+    loss = torch.tensor(0.5)
+    hook.before_train_iter(runner, 0)
+    hook.after_train_iter(runner, 0, outputs={"loss": loss, "acc": 0.75})
+    assert hub.get_scalar("train/loss")._pending == [loss]  # the tensor itself, not read
+    runner.optim_wrapper.optimizer.param_groups[0]["lr"] = 1  # an int: converted by the hub
+    hook.before_train_iter(runner, 1)
+    hook.after_train_iter(runner, 1, outputs={"loss": torch.tensor([1.5]), "acc": 0.25})
+    assert hub.get_scalar("train/lr").current() == 1.0
+    assert type(hub.get_scalar("train/lr").current()) is float
+    assert hub.get_scalar("train/loss").mean() == 1.0
+    assert hub.get_scalar("train/acc").mean() == 0.5
+    with pytest.raises(ValueError, match="'train/loss'"):  # refused, with the key's name
+        hook.after_train_iter(runner, 2, outputs={"loss": torch.ones(3)})
+
+    runner.message_hub = other = MessageHub("runtime_info_next_run")  # a new run's hub
+    hook.before_train(runner)
+    hook.before_train_iter(runner, 0)
+    hook.after_train_iter(runner, 0, outputs={"loss": loss})
+    assert other.get_scalar("train/loss").current() == 0.5
+    assert hub.get_scalar("train/loss").count == 2  # the first hub got nothing more

@@ -153,3 +153,64 @@ def test_reading_an_empty_buffer_or_a_bad_window_says_so():
         buffer.mean(0)
     with pytest.raises(ValueError, match="method_name"):
         buffer.statistics("median")
+
+
+def test_appended_values_count_like_updates_and_keep_their_order():
+    appended, updated = HistoryBuffer(max_length=6), HistoryBuffer(max_length=6)
+    append = appended.appender()
+    values = [3.0, torch.tensor(-1.0), 7.0, torch.tensor(2.5), 0.5, 4.0, torch.tensor(1.0)]
+    for value in values:
+        append(value)
+        updated.update(value)
+    assert len(appended) == 6 and appended.count == 7  # seen before anything is read
+    appended.update(9.0, count=2)  # after the appended values, whatever their number
+    updated.update(9.0, count=2)
+    for read in ("current", "mean", "min", "max"):
+        assert getattr(appended, read)() == getattr(updated, read)()
+    assert appended.mean(3) == updated.mean(3) == pytest.approx((4.0 + 1.0 + 9.0) / 4)
+    assert appended.state_dict() == updated.state_dict()
+
+
+def test_appending_converts_nothing_and_one_read_converts_every_buffer_at_once():
+    from runnerx.logging.history_buffer import fold_buffers
+
+    loss, loss_cls, time = HistoryBuffer(), HistoryBuffer(), HistoryBuffer()
+    for step in range(20):
+        loss.appender()(counting(float(step)))
+        loss_cls.appender()(counting(step / 2))
+        time.appender()(0.25)
+    assert CountingTensor.conversions == []
+    fold_buffers([loss, loss_cls, time])
+    assert CountingTensor.conversions == ["tolist"]  # two buffers' tensors, one transfer
+    assert loss.mean(4) == pytest.approx((16 + 17 + 18 + 19) / 4)
+    assert loss_cls.max() == 9.5 and time.mean() == 0.25
+    assert CountingTensor.conversions == ["tolist"]
+    assert type(loss.current()) is float
+
+
+def test_limit_unread_folds_only_what_piled_up():
+    buffer = HistoryBuffer(max_length=8)
+    append = buffer.appender()
+    for step in range(7):
+        append(counting(float(step)))
+    buffer.limit_unread()  # 7 unread of at most 8: nothing to do, nothing converted
+    assert CountingTensor.conversions == []
+    for step in range(7, 300):
+        append(counting(float(step)))
+    buffer.limit_unread()  # far more than the buffer keeps: counted before they are dropped
+    assert CountingTensor.conversions == ["tolist"]
+    assert len(buffer) == 8 and buffer.count == 300
+    assert buffer.mean() == pytest.approx(sum(range(300)) / 300)
+    assert (buffer.min(), buffer.max()) == (0.0, 299.0)
+
+
+def test_load_state_dict_in_place_keeps_the_appenders_recording_into_it():
+    saved = HistoryBuffer()
+    for value in (1.0, 2.0, 3.0):
+        saved.update(value)
+    buffer = HistoryBuffer()
+    append = buffer.appender()
+    append(100.0)  # recorded before the load: replaced by what was saved
+    buffer.load_state_dict(saved.state_dict())
+    append(4.0)
+    assert buffer.count == 4 and buffer.mean() == 2.5 and buffer.current() == 4.0

@@ -98,3 +98,54 @@ def test_loads_the_message_hub_of_an_mmengine_checkpoint():
     assert ours.get_scalar("train/loss").mean(2) == theirs.get_scalar("train/loss").mean(2)
     assert ours.get_scalar("train/loss").mean() == pytest.approx(3.0)
     assert ours.get_info("epoch") == 4
+
+
+def test_a_key_keeps_its_buffer_object_through_load_state_dict():
+    from runnerx.logging import ScalarRecorder
+
+    source = MessageHub("hub_source")
+    for value in (1.0, 2.0, 3.0):
+        source.update_scalar("train/time", value)
+    hub = MessageHub("hub_target")
+    recorder = ScalarRecorder(hub)
+    append = recorder.appender("train/time")
+    assert hub.scalar_buffer("train/time") is hub.log_scalars["train/time"]
+    buffer = hub.get_scalar("train/time")
+    hub.load_state_dict(source.state_dict())  # a resume
+    assert hub.get_scalar("train/time") is buffer
+    append(6.0)
+    assert buffer.count == 4 and buffer.mean() == 3.0
+
+
+def test_a_bad_value_leaves_a_buffer_that_existed_before():
+    hub = MessageHub("bad_after_scalar_buffer")
+    buffer = hub.scalar_buffer("train/loss")  # empty: an appender will fill it
+    with pytest.raises(TypeError, match="'train/loss'"):
+        hub.update_scalar("train/loss", "nan")
+    assert hub.log_scalars["train/loss"] is buffer
+
+
+def test_scalar_recorder_appends_to_a_message_hub_and_calls_update_scalar_on_others():
+    from runnerx.logging import ScalarRecorder
+
+    hub = MessageHub("recorder")
+    recorder = ScalarRecorder(hub)
+    append = recorder.appender("train/loss")
+    for step in range(1500):  # nobody reads: limit_unread keeps the unread values bounded
+        append(torch.tensor(float(step)))
+        if step % 256 == 255:
+            recorder.limit_unread()
+    buffer = hub.get_scalar("train/loss")
+    assert buffer._unread + len(buffer._pending) < 1024 + 256
+    assert buffer.count == 1500 and buffer.mean() == pytest.approx(1499 / 2)
+
+    class DuckHub:  # e.g. a test double with update_scalar only
+        def __init__(self):
+            self.updates = []
+
+        def update_scalar(self, key, value):
+            self.updates.append((key, value))
+
+    duck = DuckHub()
+    ScalarRecorder(duck).appender("train/time")(0.5)
+    assert duck.updates == [("train/time", 0.5)]

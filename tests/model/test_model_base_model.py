@@ -227,3 +227,48 @@ def test_a_registered_mmengine_style_model_builds_and_trains(fake_optim_wrapper)
     assert not torch.all(model.backbone[2].weight == 0.1)
     predictions = model.val_step(data)
     assert len(predictions) == 6 and predictions[0]["pred_score"].shape == (3,)
+
+
+def test_hooks_on_the_model_and_its_preprocessor_still_run_in_every_step():
+    from runnerx.optim import OptimWrapper
+
+    model = TinyClassifier()
+    optim_wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1))
+    calls = []
+    model.register_forward_pre_hook(
+        lambda module, args, kwargs: calls.append("pre"), with_kwargs=True
+    )
+    model.register_forward_hook(lambda module, args, output: calls.append("model"))
+    model.data_preprocessor.register_forward_hook(lambda module, args, output: calls.append("data"))
+    model.train_step(batch(), optim_wrapper)
+    model.val_step(batch())
+    assert calls == ["data", "pre", "model"] * 2
+
+    global_calls = []
+    handle = nn.modules.module.register_module_forward_hook(
+        lambda module, args, output: global_calls.append(type(module).__name__)
+    )
+    try:
+        TinyClassifier().train_step(batch(), optim_wrapper)
+    finally:
+        handle.remove()
+    assert global_calls[0] == "BaseDataPreprocessor" and "TinyClassifier" in global_calls
+
+
+def test_a_compiled_or_call_overriding_model_is_called_through_its_call():
+    from runnerx.model.base_model import call_module
+
+    model = TinyClassifier()
+    assert call_module(model) == model.forward  # nothing else to do: forward directly
+    compiled_calls = []
+    model._compiled_call_impl = lambda *args, **kwargs: compiled_calls.append(kwargs["mode"])
+    model.test_step(batch())
+    assert compiled_calls == ["predict"]
+
+    class OwnCall(TinyClassifier):
+        def __call__(self, *args, **kwargs):
+            compiled_calls.append("own call")
+            return super().__call__(*args, **kwargs)
+
+    OwnCall().test_step(batch())
+    assert compiled_calls == ["predict", "own call"]

@@ -260,3 +260,46 @@ def test_importing_optim_leaves_the_schedulers_alone():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["False", "False"]
+
+
+def test_update_params_without_accumulation_still_goes_through_overridable_steps():
+    model = nn.Linear(2, 1)
+    calls = []
+
+    class Recording(OptimWrapper):
+        def backward(self, loss, **kwargs):
+            calls.append(("backward", kwargs))
+            super().backward(loss, **kwargs)
+
+        def step(self, **kwargs):
+            calls.append(("step", kwargs))
+            super().step(**kwargs)
+
+        def zero_grad(self, **kwargs):
+            calls.append(("zero_grad", kwargs))
+            super().zero_grad(**kwargs)
+
+    wrapper = Recording(torch.optim.SGD(model.parameters(), lr=0.1))
+    before = model.weight.detach().clone()
+    wrapper.update_params(model(torch.ones(1, 2)).sum())
+    wrapper.update_params(model(torch.ones(1, 2)).sum(), zero_kwargs={"set_to_none": False})
+    assert calls == [
+        ("backward", {}),
+        ("step", {}),
+        ("zero_grad", {}),
+        ("backward", {}),
+        ("step", {}),
+        ("zero_grad", {"set_to_none": False}),
+    ]
+    assert wrapper.inner_count == 2 and not torch.equal(model.weight, before)
+    assert model.weight.grad is not None and not model.weight.grad.any()
+
+    class Halving(OptimWrapper):  # its own window logic: the long path, which calls it
+        def scale_loss(self, loss):
+            calls.append("scale_loss")
+            return loss / 2
+
+    Halving(torch.optim.SGD(model.parameters(), lr=0.1)).update_params(
+        model(torch.ones(1, 2)).sum()
+    )
+    assert calls[-1] == "scale_loss"
