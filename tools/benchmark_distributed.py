@@ -176,14 +176,15 @@ def run_rank(rank: int, port: int, out_dir: str, args: argparse.Namespace) -> No
     results = {}
     for strategy in args.strategies:
         cfg = runner_config(strategy, args.iters, os.path.join(out_dir, strategy))
-        runner = Runner.from_cfg(cfg)
-        initial = {  # whole tensors on every rank (FSDP holds shards: gather them)
-            key: value.full_tensor() if hasattr(value, "full_tensor") else value.clone()
-            for key, value in runner.unwrapped_model.state_dict().items()
-        }
-        timer = chunk_timer(args.chunk, functools.partial(plain_loop, cfg, strategy, initial))
-        runner.register_hook(timer)
         with quiet_output():
+            runner = Runner.from_cfg(cfg)
+            initial = {  # whole tensors on every rank (FSDP holds shards: gather them)
+                key: value.full_tensor() if hasattr(value, "full_tensor") else value.clone()
+                for key, value in runner.unwrapped_model.state_dict().items()
+            }
+            plain = functools.partial(plain_loop, cfg, strategy, initial)
+            timer = chunk_timer(args.chunk, plain)
+            runner.register_hook(timer)
             runner.train()
         results[strategy] = (timer.runner_times, timer.plain_times)
     if rank == 0:
