@@ -24,7 +24,12 @@ _GLOBAL_HOOKS = tuple(
         "_global_forward_pre_hooks",
     )
 )
-_CAN_CALL_FORWARD = all(isinstance(hooks, dict) for hooks in _GLOBAL_HOOKS)
+_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_CAN_CALL_FORWARD = (
+    all(isinstance(hooks, dict) for hooks in _GLOBAL_HOOKS)
+    and all(name in nn.Module().__dict__ for name in _HOOK_DICTS)
+    and hasattr(nn.Module, "_compiled_call_impl")
+)
 _MODULE_CALL = nn.Module.__call__
 _tracing_state = torch._C._get_tracing_state
 
