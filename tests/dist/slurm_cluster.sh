@@ -55,7 +55,7 @@ NodeName=$node NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
 CONF
     export SLURM_CONF="$dir/slurm.conf"
-    if ! pgrep -x munged >/dev/null; then
+    if ! munge -n >/dev/null 2>&1; then  # no munged answering yet
         mkdir -p /run/munge /var/log/munge /var/lib/munge
         chown munge:munge /run/munge /var/log/munge /var/lib/munge
         [ -s /etc/munge/munge.key ] || runuser -u munge -- mungekey --create
