@@ -62,7 +62,8 @@ def test_the_job_ends_non_zero_in_time_and_the_last_checkpoint_loads(tmp_path, f
         "default_hooks = dict(checkpoint=dict(by_epoch=False, interval=5, max_keep_ckpts=-1))\n"
         f"env_cfg = dict(dist_cfg=dict(timeout={TIMEOUT}))\n"
         "custom_imports = dict(imports=['dying_hook'])\n"
-        f"custom_hooks = [dict(type='DieAtIter', at={DIES_AT}, how={how!r}, stamp={str(stamp)!r})]\n"
+        f"custom_hooks = [dict(type='DieAtIter', at={DIES_AT}, how={how!r}, "
+        f"stamp={str(stamp)!r})]\n"
     )
     job = subprocess.run(
         ["bash", "tools/dist_train.sh", str(config), "2", "--work-dir", str(work)],

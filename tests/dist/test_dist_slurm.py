@@ -60,8 +60,10 @@ def srun_run(slurm_env, tmp_path_factory, free_port):
     """An uninterrupted 2-task training started with srun: (work dir, output)."""
     work = tmp_path_factory.mktemp("srun") / "work"
     output = run(
-        ["srun", "-n", "2", "python", "tools/train.py", *TRAIN_ARGS[:1], "--launcher", "slurm"]
-        + ["--work-dir", str(work), *TRAIN_ARGS[1:]],
+        [
+            *("srun", "-n", "2", "python", "tools/train.py", TRAIN_ARGS[0]),
+            *("--launcher", "slurm", "--work-dir", str(work), *TRAIN_ARGS[1:]),
+        ],
         slurm_env,
         MASTER_PORT=str(free_port()),
     )
@@ -80,8 +82,10 @@ def test_slurm_test_sh_evaluates_the_checkpoint(srun_run, slurm_env, free_port, 
     work, output = srun_run
     trained = float(re.findall(r"accuracy/top1: ([0-9.]+)", output)[-1])
     tested_output = run(
-        ["bash", "tools/slurm_test.sh", "debug", "test", "configs/digits_convnet.py"]
-        + [str(work / f"epoch_{EPOCHS}.pth"), "--work-dir", str(tmp_path)],
+        [
+            *("bash", "tools/slurm_test.sh", "debug", "test", TRAIN_ARGS[0]),
+            *(str(work / f"epoch_{EPOCHS}.pth"), "--work-dir", str(tmp_path)),
+        ],
         slurm_env,
         MASTER_PORT=str(free_port()),
         **SCRIPT_ENV,
@@ -133,14 +137,16 @@ def test_a_job_warned_with_sigusr1_requeues_itself_and_resumes_exactly(
 
     wait_for(lambda: log.is_file() and "Epoch(train)" in log.read_text(), 120, "training")
     run(["scancel", "--signal=USR1", job], env)
-    # Slurm holds a requeued job back for about two minutes; let it start now
     wait_for(lambda: scontrol_show(job, env).get("Restarts") == "1", 120, "the requeue")
-    run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env)
-    state = wait_for(
-        lambda: (s := scontrol_show(job, env)["JobState"]) in ("COMPLETED", "FAILED") and s,
-        240,
-        "the requeued job to end",
-    )
+
+    def finished() -> str | None:
+        shown = scontrol_show(job, env)
+        if shown["JobState"] == "PENDING" and shown.get("Reason") == "BeginTime":
+            # Slurm holds a requeued job back for about two minutes: let it start now
+            run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env)
+        return shown["JobState"] if shown["JobState"] in ("COMPLETED", "FAILED") else None
+
+    state = wait_for(finished, 240, "the requeued job to end")
     output = log.read_text()
     assert state == "COMPLETED", output[-4000:]
     saved = re.search(r"SIGUSR1 received: saving a checkpoint at (\d+) iterations", output)
