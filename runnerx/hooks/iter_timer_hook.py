@@ -10,9 +10,6 @@ from runnerx.hooks.hook import Hook
 from runnerx.logging.message_hub import ScalarRecorder
 from runnerx.registry import HOOKS
 
-#: Every this many training iterations, values nobody read are folded in (ScalarRecorder).
-_LIMIT_EVERY = 256
-
 
 @HOOKS.register_module()
 class IterTimerHook(Hook):
@@ -33,7 +30,6 @@ class IterTimerHook(Hook):
         self._recorder: ScalarRecorder | None = None
         self._train_data_time: Callable[[float], None] | None = None
         self._train_time: Callable[[float], None] | None = None
-        self._until_limit = _LIMIT_EVERY
 
     def _appender(self, runner: Any, key: str) -> Callable[[float], None]:
         """Record ``key`` in the runner's hub (from now on, if it is another hub)."""
@@ -93,10 +89,7 @@ class IterTimerHook(Hook):
             append = self._train_time = self._appender(runner, "train/time")
         append(now - self._last)
         self._last = now
-        self._until_limit -= 1
-        if not self._until_limit:
-            self._until_limit = _LIMIT_EVERY
-            self._recorder.limit_unread()  # type: ignore[union-attr]
+        self._recorder.end_iteration()  # type: ignore[union-attr]
 
     def after_val_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None

@@ -13,9 +13,6 @@ from runnerx.logging.message_hub import ScalarRecorder
 from runnerx.registry import HOOKS
 from runnerx.version import __version__
 
-#: Every this many iterations, values nobody read are folded in (see ScalarRecorder).
-_LIMIT_EVERY = 256
-
 
 @HOOKS.register_module()
 class RuntimeInfoHook(Hook):
@@ -37,7 +34,6 @@ class RuntimeInfoHook(Hook):
         # (key, an optimizer's param groups, appender), read from the optim wrapper once
         self._lr_records: list[tuple[str, list, Callable]] | None = None
         self._output_records: dict[str, tuple[str, Callable]] = {}  # 'loss' -> key, appender
-        self._until_limit = _LIMIT_EVERY
 
     def _bind(self, hub: Any) -> None:
         """Record into ``hub`` from now on (a new run, or hook points called directly)."""
@@ -109,10 +105,7 @@ class RuntimeInfoHook(Hook):
                     record[1](value)
                 else:  # anything else is checked (and refused with the key's name) by the hub
                     hub.update_scalar(record[0], value)
-        self._until_limit -= 1
-        if not self._until_limit:
-            self._until_limit = _LIMIT_EVERY
-            self._recorder.limit_unread()  # type: ignore[union-attr]
+        self._recorder.end_iteration()  # type: ignore[union-attr]
 
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Record the validation metrics as 'val/<name>'."""

@@ -178,15 +178,19 @@ class ScalarRecorder:
         recorder = ScalarRecorder(runner.message_hub)
         append_time = recorder.appender('train/time')   # once
         append_time(0.012)          # per iteration: a float or a one-element torch.Tensor
-        recorder.limit_unread()     # every few hundred iterations (cheap)
+        recorder.end_iteration()    # per iteration: now and then, limits what piles up unread
 
     Any other value goes through ``hub.update_scalar``. A hub that is not a runnerx
     :class:`MessageHub` (a test double, say) gets ``update_scalar`` calls for everything.
     """
 
+    #: every this many iterations, values nobody read are folded in
+    LIMIT_EVERY = 256
+
     def __init__(self, hub: Any) -> None:
         self.hub = hub
         self._buffers: list[HistoryBuffer] = []
+        self._until_limit = self.LIMIT_EVERY
 
     def appender(self, key: str) -> Callable[[Any], None]:
         """A function recording one value of ``key`` (count 1); see the class docstring."""
@@ -195,6 +199,13 @@ class ScalarRecorder:
         buffer = self.hub.scalar_buffer(key)
         self._buffers.append(buffer)
         return buffer.appender()
+
+    def end_iteration(self) -> None:
+        """Count an iteration; every ``LIMIT_EVERY`` of them, :meth:`limit_unread`."""
+        self._until_limit -= 1
+        if not self._until_limit:
+            self._until_limit = self.LIMIT_EVERY
+            self.limit_unread()
 
     def limit_unread(self) -> None:
         """Let every buffer written through an appender fold its values in if they piled up
