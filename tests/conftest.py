@@ -25,20 +25,29 @@ def free_port():
 def spawn_ranks():
     """A function ``(run_rank, out_dir, world_size, timeout)`` that spawns ``run_rank(rank,
     port, out_dir)`` on every rank, fails the test if they do not finish within ``timeout``
-    seconds, and returns what each rank pickled to ``out_dir/rank<r>.pkl``."""
+    seconds, and returns what each rank pickled to ``out_dir/rank<r>.pkl``. A rank killed by a
+    signal prints its Python stack (faulthandler), and the failure says which ranks had already
+    written their results."""
 
     def spawn(run_rank, out_dir: Path, world_size: int, timeout: float) -> list:
+        results = [Path(out_dir) / f"rank{rank}.pkl" for rank in range(world_size)]
         args = (_free_port(), str(out_dir))
-        context = mp.spawn(run_rank, args=args, nprocs=world_size, join=False)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("PYTHONFAULTHANDLER", "1")  # read by each spawned interpreter
+            context = mp.spawn(run_rank, args=args, nprocs=world_size, join=False)
         deadline = time.monotonic() + timeout
-        while not context.join(timeout=1):
-            if time.monotonic() > deadline:
-                for process in context.processes:
-                    process.kill()
-                pytest.fail(f"the ranks did not finish within {timeout} s")
+        try:
+            while not context.join(timeout=1):
+                if time.monotonic() > deadline:
+                    for process in context.processes:
+                        process.kill()
+                    pytest.fail(f"the ranks did not finish within {timeout} s")
+        except mp.ProcessExitedException as error:
+            written = [rank for rank, path in enumerate(results) if path.exists()]
+            pytest.fail(f"{error}; ranks that had written their results: {written}")
         outcomes = []
-        for rank in range(world_size):
-            with open(Path(out_dir) / f"rank{rank}.pkl", "rb") as file:
+        for path in results:
+            with open(path, "rb") as file:
                 outcomes.append(pickle.load(file))
         return outcomes
 
