@@ -52,6 +52,15 @@ class MessageHub:
         return hub
 
     @classmethod
+    def new_instance(cls, name: str, **kwargs: Any) -> MessageHub:
+        """A new, empty hub called ``name`` (built with ``kwargs``), replacing any earlier hub
+        of that name; it becomes current. Each Runner starts with one, so that two runs of
+        one config started within the same second share nothing."""
+        hub = cls._instances[name] = cls(name, **kwargs)
+        MessageHub._current = hub
+        return hub
+
+    @classmethod
     def get_current_instance(cls) -> MessageHub:
         """The hub most recently made current (a hub named 'runnerx' if there is none yet)."""
         if MessageHub._current is None:

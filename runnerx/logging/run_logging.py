@@ -35,8 +35,8 @@ def build_run_logging(
     visualizer: Any = None,
 ) -> RunLogging:
     """The logger (console, and ``<log_dir>/<timestamp>.log``), the run's MessageHub
-    (``name``), the ``log_processor`` and the ``visualizer`` (saving under ``log_dir``), each
-    from a config dict or given built."""
+    (``name``, new and empty), the ``log_processor`` and the ``visualizer`` (saving under
+    ``log_dir``), each from a config dict or given built."""
     logger = get_logger("runnerx", os.path.join(log_dir, f"{timestamp}.log"), log_level)
     if isinstance(log_processor, dict):
         log_processor = LOG_PROCESSORS.build({"type": "LogProcessor", **log_processor})
@@ -45,5 +45,5 @@ def build_run_logging(
             {"name": name, **(visualizer or DEFAULT_VISUALIZER)}, default_args={"save_dir": log_dir}
         )
     return RunLogging(
-        logger, MessageHub.get_instance(name), log_processor or LogProcessor(), visualizer
+        logger, MessageHub.new_instance(name), log_processor or LogProcessor(), visualizer
     )

@@ -159,6 +159,25 @@ def test_same_seed_same_weights(tmp_path):
         assert torch.equal(weights[0][key], weights[1][key]), key
 
 
+def test_two_runs_with_one_experiment_name_share_no_state(tmp_path):
+    # Two runs of one config started within the same second get the same default experiment
+    # name: the second must not inherit the first's kept checkpoints (max_keep_ckpts=2 would
+    # then delete its own new epoch_1.pth) nor its logged scalars.
+    runners = []
+    for run, epochs in (("first", 2), ("second", 1)):
+        cfg = small_digits(Config.fromfile(ROOT / "configs/digits_convnet.py"), epochs)
+        cfg.work_dir = str(tmp_path / run)
+        cfg.experiment_name = "same_name"
+        runners.append(Runner.from_cfg(cfg))
+        runners[-1].train()
+    first, second = runners
+    assert sorted(p.name for p in Path(second.work_dir).glob("*.pth")) == ["epoch_1.pth"]
+    assert second.message_hub is not first.message_hub
+    iters = len(second.train_dataloader)
+    assert second.message_hub.get_scalar("train/loss").count == iters
+    assert first.message_hub.get_scalar("train/loss").count == 2 * iters
+
+
 def test_iteration_based_loop_counts_and_validates(digits_cfg):
     cfg = digits_cfg
     cfg.train_cfg = dict(by_epoch=False, max_iters=30, val_interval=12)
