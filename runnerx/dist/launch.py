@@ -92,10 +92,12 @@ def shutdown_dist(wait_for_others: bool = True) -> None:
     """Leave the process group cleanly at the end of a job (no-op when there is none);
     ``wait_for_others=False`` after a failure, when the other ranks may never arrive.
 
-    Collecting garbage right after lets the gloo backend release its pending work objects
-    before the interpreter exits, which otherwise can abort the process.
+    Garbage is collected before and after: what still refers to the group (a DDP or FSDP
+    model the caller has let go of, gloo's pending work objects) is then freed while the
+    interpreter is whole, not while it shuts down, which can crash the process.
     """
     if torch_dist.is_available() and torch_dist.is_initialized():
+        gc.collect()
         if wait_for_others:
             torch_dist.barrier()
         torch_dist.destroy_process_group()

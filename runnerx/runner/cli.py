@@ -54,8 +54,9 @@ def load_config(args: argparse.Namespace) -> Config:
 
 def run(cfg: Config, action: str) -> Any:
     """Build the Runner the config asks for, call ``train``/``val``/``test``, and leave the
-    process group cleanly afterwards. A training stopped by a signal (PreemptionHook) ends
-    the process with ``PREEMPTED_EXIT_CODE`` once its checkpoint is saved."""
+    process group cleanly afterwards; return the metrics of ``val``/``test`` (None after
+    ``train``). A training stopped by a signal (PreemptionHook) ends the process with
+    ``PREEMPTED_EXIT_CODE`` once its checkpoint is saved."""
     from runnerx.dist.launch import shutdown_dist
     from runnerx.hooks import PREEMPTED_EXIT_CODE, preempted_by
 
@@ -65,8 +66,12 @@ def run(cfg: Config, action: str) -> Any:
     except BaseException:
         shutdown_dist(wait_for_others=False)
         raise
+    preempted = action == "train" and preempted_by(runner)
+    if action == "train":
+        result = None  # the trained model: it goes with the runner
+    del runner  # the model, wrapped in DDP/FSDP, goes before the process group does
     shutdown_dist()
-    if action == "train" and preempted_by(runner):
+    if preempted:
         raise SystemExit(PREEMPTED_EXIT_CODE)
     return result
 

@@ -6,7 +6,6 @@ was never interrupted: under DDP (a full checkpoint file) and under FSDP with sh
 checkpoints (a folder every rank writes to).
 """
 
-import gc
 import os
 import pickle
 from pathlib import Path
@@ -17,6 +16,7 @@ import torch.distributed as dist
 
 from runnerx import HOOKS, Config
 from runnerx.checkpoint.runner_state import find_latest_checkpoint
+from runnerx.dist.launch import shutdown_dist
 from runnerx.hooks import Hook, preempted_by
 from runnerx.parallel import model_state_dict
 from runnerx.runner import Runner
@@ -64,6 +64,13 @@ def run_rank(rank, port, out_dir):
         WORLD_SIZE=str(WORLD_SIZE),
     )
     torch.set_num_threads(1)
+    outcome = train_and_check(out_dir)  # its runners are gone when it returns
+    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
+        pickle.dump(outcome, file)
+    shutdown_dist()
+
+
+def train_and_check(out_dir):
     outcome = {}
     for name, strategy in STRATEGIES.items():
         folder = os.path.join(out_dir, name)
@@ -83,11 +90,7 @@ def run_rank(rank, port, out_dir):
         resumed = Runner.from_cfg(digits_cfg(cfg.work_dir, strategy, resume=True))
         resumed.train()
         outcome[f"{name}/resumed"] = model_state_dict(resumed.model)
-    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
-        pickle.dump(outcome, file)
-    dist.barrier()
-    dist.destroy_process_group()
-    gc.collect()
+    return outcome
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """DDP with two real ranks (spawned processes, gloo, CPU): each rank trains on half of every
 batch and ends where one process training on the whole batches ends."""
 
-import gc
 import os
 import pickle
 from datetime import timedelta
@@ -10,6 +9,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+from runnerx.dist.launch import shutdown_dist
 from runnerx.logging import MessageHub
 from runnerx.model.examples import CharTransformerLM
 from runnerx.optim import AmpOptimWrapper, OptimWrapper
@@ -68,6 +68,13 @@ def run_rank(rank, port, out_dir):
     dist.init_process_group("gloo", rank=rank, world_size=WORLD_SIZE, timeout=timedelta(seconds=60))
     torch.set_num_threads(1)
     MessageHub.get_instance("ddp-test")
+    outcome = train_and_check(rank)  # its models are gone when it returns
+    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
+        pickle.dump(outcome, file)
+    shutdown_dist()
+
+
+def train_and_check(rank):
     data = [rank_share(batch, rank) for batch in batches()]
     outcome = {}
 
@@ -102,12 +109,7 @@ def run_rank(rank, port, out_dir):
         prepare_model(make_model(), sync_bn="torch")
     except ValueError as error:
         outcome["sync_bn_on_cpu"] = str(error)
-
-    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
-        pickle.dump(outcome, file)
-    dist.barrier()
-    dist.destroy_process_group()
-    gc.collect()  # free the process group now, not during interpreter shutdown
+    return outcome
 
 
 @pytest.fixture(scope="module")

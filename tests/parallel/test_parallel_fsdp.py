@@ -2,7 +2,6 @@
 process on the whole batches does; full checkpoints load into a plain model, sharded ones
 load back and consolidate into one file."""
 
-import gc
 import os
 import pickle
 import subprocess
@@ -15,6 +14,7 @@ import torch
 import torch.distributed as dist
 
 from runnerx.checkpoint.io import load_checkpoint
+from runnerx.dist.launch import shutdown_dist
 from runnerx.logging import MessageHub
 from runnerx.model.examples import CharTransformerLM
 from runnerx.optim import AmpOptimWrapper, OptimWrapper
@@ -106,6 +106,13 @@ def run_rank(rank, port, out_dir):
     dist.init_process_group("gloo", rank=rank, world_size=WORLD_SIZE, timeout=timedelta(seconds=60))
     torch.set_num_threads(1)
     MessageHub.get_instance("fsdp-test")
+    outcome = train_and_check(rank, out_dir)  # its models are gone when it returns
+    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
+        pickle.dump(outcome, file)
+    shutdown_dist()
+
+
+def train_and_check(rank, out_dir):
     data = [rank_share(batch, rank) for batch in batches()]
     outcome = {}
     trained = {}
@@ -159,12 +166,7 @@ def run_rank(rank, port, out_dir):
     _, plain_optim = single_process()  # index-keyed optimizer state of one process
     load_optimizer_state_dict(fresh, fresh_optim, plain_optim.state_dict())
     outcome["full_roundtrip"] = (model_state_dict(fresh), optimizer_state_dict(fresh, fresh_optim))
-
-    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
-        pickle.dump(outcome, file)
-    dist.barrier()
-    dist.destroy_process_group()
-    gc.collect()  # free the process group now, not during interpreter shutdown
+    return outcome
 
 
 def broadcast(obj):

@@ -184,7 +184,7 @@ def build_runner(kind: str, arch: str, mode: str, iters: int, work_dir: str, hoo
     no checkpoints), or 'floor', runnerx's without hooks running PlainStepBenchNet."""
     default_hooks = dict(logger=dict(type="LoggerHook", interval=50), checkpoint=None)
     if kind == "floor":
-        names = ("runtime_info", "timer", "sampler_seed", "logger", "param_scheduler")
+        names = ("runtime_info", "timer", "sampler_seed", "logger", "param_scheduler", "preemption")
         default_hooks = dict.fromkeys((*names, "checkpoint"))
     settings = dict(
         work_dir=os.path.join(work_dir, f"{kind}_{arch}_{time.monotonic_ns()}"),
