@@ -47,7 +47,7 @@ class MessageHub:
         """The hub called ``name`` (created with ``kwargs`` if new); it becomes current."""
         hub = cls._instances.get(name)
         if hub is None:
-            hub = cls._instances[name] = cls(name, **kwargs)
+            return cls.new_instance(name, **kwargs)
         MessageHub._current = hub
         return hub
 

@@ -66,8 +66,9 @@ def run(cfg: Config, action: str) -> Any:
     except BaseException:
         shutdown_dist(wait_for_others=False)
         raise
-    preempted = action == "train" and preempted_by(runner)
+    preempted = False
     if action == "train":
+        preempted = preempted_by(runner)
         result = None  # the trained model: it goes with the runner
     del runner  # the model, wrapped in DDP/FSDP, goes before the process group does
     shutdown_dist()
