@@ -39,7 +39,9 @@ class AnyRankFlag:
         self._group: Any = None
         self._pending: Any = None
         self._value = torch.zeros(1, dtype=torch.int32)
-        if is_distributed():
+        #: whether other ranks take part (else the flag is this rank's own, no call needed)
+        self.shared = is_distributed()
+        if self.shared:
             # gloo on the CPU whatever the main backend: no CUDA stream, no host sync
             self._group = torch_dist.new_group(backend="gloo")
 

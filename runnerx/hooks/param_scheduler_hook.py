@@ -25,6 +25,7 @@ class ParamSchedulerHook(Hook):
         self._by_iter: list = []
         self._by_epoch: list = []
         self._by_metrics: list = []
+        self._sorted = False
 
     def before_train(self, runner: Any) -> None:
         """Sort the schedulers once, so that an iteration only loops over its own."""
@@ -32,6 +33,15 @@ class ParamSchedulerHook(Hook):
         self._by_iter = [s for s in schedulers if not s.by_epoch]
         self._by_epoch = [s for s in schedulers if s.by_epoch]
         self._by_metrics = [s for s in self._by_epoch if getattr(s, "need_val_args", False)]
+        self._sorted = True
+
+    def overridden_points(self) -> list[str]:
+        """Once ``before_train`` found no scheduler stepping by iteration, leave out
+        ``after_train_iter`` (the train loop asks after ``before_train``)."""
+        points = super().overridden_points()
+        if self._sorted and not self._by_iter:
+            points.remove("after_train_iter")
+        return points
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None

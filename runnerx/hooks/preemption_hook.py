@@ -83,7 +83,8 @@ class PreemptionHook(Hook):
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         """At an iteration boundary: once any rank got a stop signal, save and stop (all ranks)."""
-        agreed = self._flag.check(self.received or 0)
+        flag = self._flag
+        agreed = flag.check(self.received or 0) if flag.shared else self.received
         if not agreed:
             return
         self.received = agreed  # the same signal on every rank, whichever got it

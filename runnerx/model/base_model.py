@@ -11,6 +11,7 @@ from torch import nn
 from torch.nn.modules import module as _torch_module
 
 from runnerx.model.base_module import BaseModule
+from runnerx.model.data_preprocessor import BaseDataPreprocessor
 from runnerx.registry import MODELS
 
 # What nn.Module.__call__ looks at before it calls ``forward`` (feature-detected: without
@@ -155,7 +156,10 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
         preprocessor = self._modules.get("data_preprocessor")
         if preprocessor is None:  # not a submodule: whatever the attribute holds
             return self.data_preprocessor(data, training)
-        return call_module(preprocessor)(data, training)
+        call = call_module(preprocessor)
+        if type(preprocessor) is BaseDataPreprocessor and call is not preprocessor:
+            return preprocessor.cast_data(data)  # all its forward does, one call fewer
+        return call(data, training)
 
     def _run_forward(self, data: Any, mode: str) -> Any:
         """Call the model on a preprocessed batch: ``self(**data)`` for a dict,

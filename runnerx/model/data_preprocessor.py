@@ -45,8 +45,18 @@ class BaseDataPreprocessor(nn.Module):
     def cast_data(self, data: Any) -> Any:
         """``data`` with every tensor on ``self.device``; the same objects where nothing moved."""
         device = self._buffers["_device_marker"].device  # not via nn.Module.__getattr__
-        if _already_on(data, device):  # the usual case on one device: nothing to build
-            return data
+        # The usual case, a dict (or list, tuple) of tensors and plain values already there,
+        # is checked here (this runs every iteration: no further calls); the rest goes to _move.
+        kind = type(data)
+        if kind is dict or kind is list or kind is tuple:
+            for value in data.values() if kind is dict else data:
+                if type(value) is torch.Tensor:
+                    if value.device != device:
+                        break
+                elif not (value is None or isinstance(value, (int, float, str, bytes))):
+                    break
+            else:
+                return data
         return self._move(data, device)
 
     def _move(self, data: Any, device: torch.device) -> Any:
@@ -76,20 +86,3 @@ class BaseDataPreprocessor(nn.Module):
                 return data.to(device, non_blocking=True)
             return data.to(device)
         return data
-
-
-def _already_on(data: Any, device: torch.device) -> bool:
-    """Whether the tensors of a batch (a tensor, or a dict/list/tuple of tensors and other
-    values, one level deep) are all on ``device``; False whenever looking deeper is needed."""
-    if isinstance(data, torch.Tensor):
-        return data.device == device
-    values = data.values() if isinstance(data, dict) else data
-    if not isinstance(values, (list, tuple)) and not isinstance(data, dict):
-        return False
-    for value in values:
-        if isinstance(value, torch.Tensor):
-            if value.device != device:
-                return False
-        elif not (value is None or isinstance(value, (int, float, str, bytes))):
-            return False
-    return True

@@ -70,18 +70,21 @@ class OptimWrapper:
             )
         self.optimizer = optimizer
         self._accumulative_counts = accumulative_counts
-        # update_params' shortcut: an update every iteration, the window logic not overridden
-        cls = type(self)
-        self._every_iteration = (
-            accumulative_counts == 1
-            and cls.scale_loss is OptimWrapper.scale_loss
-            and cls.should_update is OptimWrapper.should_update
-        )
         self._inner_count = 0
         self._max_counts = -1  # unknown until initialize_count_status
         self._epoch_length: int | None = None
         self._clip_grad_cfg = clip_grad
         self._clip_fn, self.clip_grad_kwargs = build_grad_clip(clip_grad)
+        # update_params' shortcut: an update every iteration, no clipping, no step overridden
+        cls = type(self)
+        self._plain_update = (
+            accumulative_counts == 1
+            and self._clip_fn is None
+            and all(
+                getattr(cls, name) is getattr(OptimWrapper, name)
+                for name in ("scale_loss", "should_update", "backward", "step", "zero_grad")
+            )
+        )
         self._clip_params: list[torch.Tensor] = []
         self.message_hub = None
         if self._clip_fn is not None:
@@ -103,12 +106,13 @@ class OptimWrapper:
         zero_kwargs: dict | None = None,
     ) -> None:
         """Backward ``loss`` (divided for accumulation); step and zero_grad when a window ends."""
-        if self._every_iteration and not (step_kwargs or zero_kwargs):
-            # no accumulation: scale_loss returns the loss and should_update True (the
-            # common case, without their calls and keyword dicts)
-            self.backward(loss)
-            self.step()
-            self.zero_grad()
+        if self._plain_update and not (step_kwargs or zero_kwargs):
+            # The common case, without five calls: what scale_loss, backward, should_update,
+            # step and zero_grad amount to here (this runs every iteration).
+            loss.backward()
+            self._inner_count += 1
+            self.optimizer.step()
+            self.optimizer.zero_grad()
             return
         loss = self.scale_loss(loss)
         self.backward(loss)

@@ -137,6 +137,7 @@ class _TrainLoop(BaseLoop):
         return enumerate(batches, skip)
 
     def _prepare(self) -> None:
+        # after before_train, in which hooks settle which points they act at this run
         self._before_iter = self.runner.hook_methods("before_train_iter")
         self._after_iter = self.runner.hook_methods("after_train_iter")
 
@@ -170,8 +171,8 @@ class EpochBasedTrainLoop(_TrainLoop):
     def run(self) -> torch.nn.Module:
         """Train until ``max_epochs`` (or until a hook sets ``stop_training``)."""
         runner = self.runner
-        self._prepare()
         runner.call_hook("before_train")
+        self._prepare()
         while self._epoch < self._max_epochs and not self.stop_training:
             self.run_epoch()
             self._validate_if_due(self._epoch, self._max_epochs)
@@ -213,8 +214,8 @@ class IterBasedTrainLoop(_TrainLoop):
     def run(self) -> torch.nn.Module:
         """Train until ``max_iters`` (or until a hook sets ``stop_training``)."""
         runner = self.runner
-        self._prepare()
         runner.call_hook("before_train")
+        self._prepare()
         runner.call_hook("before_train_epoch")
         runner.model.train()
         batches = self._endless_batches()

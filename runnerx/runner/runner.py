@@ -102,7 +102,6 @@ class Runner:
         self._loaded = False
         self.unsafe_load = unsafe_load  # trusted checkpoints only: they may run pickled code
         self.model = self._build_model(model, data_preprocessor, env_cfg)
-        self._hooks: list = []
         self._hook_cache: dict[str, list] = {}
         self._register_hooks(default_hooks, custom_hooks)
 
@@ -402,6 +401,7 @@ class Runner:
                 max_iters=loop.max_iters,
             )
         self.val_loop  # noqa: B018  (build it now so its errors come before training starts)
+        self._hook_cache.clear()  # hooks may settle their points anew in before_train
         self.call_hook("before_run")
         self.load_or_resume()
         self.optim_wrapper.initialize_count_status(

@@ -51,6 +51,18 @@ def test_schedulers_that_need_metrics_get_them_after_validation(runner):
     assert plateau.steps == [{"loss": 0.3}] and plain.steps == []
 
 
+def test_after_train_iter_is_left_out_once_no_scheduler_steps_by_iteration(runner):
+    hook = ParamSchedulerHook()
+    assert "after_train_iter" in hook.overridden_points()  # unknown before before_train
+    runner.param_schedulers = [CountingScheduler(by_epoch=True)]
+    hook.before_train(runner)
+    assert "after_train_iter" not in hook.overridden_points()
+    assert "after_train_epoch" in hook.overridden_points()
+    runner.param_schedulers = [CountingScheduler(by_epoch=True), CountingScheduler(False)]
+    hook.before_train(runner)
+    assert "after_train_iter" in hook.overridden_points()
+
+
 def test_no_schedulers_is_fine(runner, train):
     runner.param_schedulers = None
     train(runner, [ParamSchedulerHook()], epochs=1)

@@ -130,6 +130,22 @@ def test_hooks_only_called_where_they_act(digits_cfg):
     assert "DistSamplerSeedHook" not in names and "ParamSchedulerHook" in names
 
 
+def test_the_loop_leaves_out_hooks_that_settle_in_before_train_to_do_nothing(digits_cfg):
+    cfg = small_digits(digits_cfg, 2)
+    cfg.param_scheduler = [dict(type="MultiStepLR", by_epoch=True, milestones=[1])]
+    runner = Runner.from_cfg(cfg)
+    assert "ParamSchedulerHook" in after_train_iter_hooks(runner)  # asked before training
+    lr = cfg.optim_wrapper.optimizer.lr
+    runner.train()
+    # no scheduler steps by iteration: not called per iteration, yet the epoch one stepped
+    assert "ParamSchedulerHook" not in after_train_iter_hooks(runner)
+    assert runner.optim_wrapper.param_groups[0]["lr"] == pytest.approx(lr * 0.1)
+
+
+def after_train_iter_hooks(runner):
+    return [type(method.__self__).__name__ for method in runner.hook_methods("after_train_iter")]
+
+
 def test_model_train_mode_is_set_once_per_epoch_not_per_iteration(digits_cfg, monkeypatch):
     runner = Runner.from_cfg(small_digits(digits_cfg, 2))
     calls = []
