@@ -1,4 +1,5 @@
-"""The process environment of a run: random seeds, multiprocessing, cuDNN, version info.
+"""The process environment of a run: random seeds, multiprocessing, cuDNN, version info, and
+the run's own folder in the work dir.
 
 .. code-block:: python
 
@@ -12,6 +13,7 @@ import os
 import platform
 import random
 import sys
+import time
 import warnings
 from typing import Any
 
@@ -116,6 +118,21 @@ def setup_env(env_cfg: dict) -> None:
         os.environ.setdefault("OPENCV_NUM_THREADS", str(threads))
     if mp_cfg:
         check_keys(mp_cfg, ("mp_start_method", "opencv_num_threads"), "env_cfg.mp_cfg")
+
+
+def make_run_dir(work_dir: str) -> str:
+    """Create the run's folder in ``work_dir`` and return its name: the start time,
+    ``20261121_150405``, with ``_1``, ``_2``... added when a run that started in the same
+    second has that folder already (so that no two runs share a log file)."""
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
+    name, count = stamp, 0
+    while True:
+        try:
+            os.makedirs(os.path.join(work_dir, name))
+            return name
+        except FileExistsError:
+            count += 1
+            name = f"{stamp}_{count}"
 
 
 def environment_summary() -> dict[str, Any]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-import time
 from typing import Any
 
 from torch import nn
@@ -32,6 +31,7 @@ from .environment import (
     RANDOMNESS_KEYS,
     check_keys,
     environment_summary,
+    make_run_dir,
     set_random_seed,
     setup_env,
 )
@@ -83,12 +83,11 @@ class Runner:
         self.seed = set_random_seed(**randomness)
         self._randomness = randomness
 
-        self.timestamp = broadcast_object(time.strftime("%Y%m%d_%H%M%S", time.localtime()))
         self.work_dir = os.path.abspath(work_dir)
+        # rank 0 names and creates the run's folder; every rank logs under that name
+        self.timestamp = broadcast_object(make_run_dir(self.work_dir) if get_rank() == 0 else None)
         self.log_dir = os.path.join(self.work_dir, self.timestamp)
         self._experiment_name = experiment_name or self._default_experiment_name()
-        if get_rank() == 0:
-            os.makedirs(self.log_dir, exist_ok=True)
 
         self._init_logging(log_level, log_processor, visualizer)
         self.default_scope = None

@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,24 @@ def test_two_runs_with_one_experiment_name_share_no_state(tmp_path):
     iters = len(second.train_dataloader)
     assert second.message_hub.get_scalar("train/loss").count == iters
     assert first.message_hub.get_scalar("train/loss").count == 2 * iters
+
+
+def test_runs_started_in_one_second_in_one_work_dir_log_apart(digits_cfg, monkeypatch):
+    # the clock stands still: every run starts "in the same second"
+    localtime = time.localtime
+    monkeypatch.setattr(time, "localtime", lambda *secs: localtime(*(secs or (0,))))
+    runners = []
+    for epochs in (1, 2):
+        runners.append(Runner.from_cfg(small_digits(digits_cfg, epochs)))
+        runners[-1].train()
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime(0))
+    assert [r.timestamp for r in runners] == [stamp, f"{stamp}_1"]
+    assert runners[0].experiment_name != runners[1].experiment_name
+    for runner, epochs in zip(runners, (1, 2)):
+        log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+        assert log.count("Exp name:") == epochs  # its own lines only
+        scalars = Path(runner.log_dir, "vis_data", "scalars.json").read_text().splitlines()
+        assert len(scalars) == 3 * epochs  # per epoch: 2 training lines (of 23), 1 val line
 
 
 def test_iteration_based_loop_counts_and_validates(digits_cfg):
