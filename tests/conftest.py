@@ -24,17 +24,24 @@ def free_port():
 @pytest.fixture(scope="session")
 def spawn_ranks():
     """A function ``(run_rank, out_dir, world_size, timeout)`` that spawns ``run_rank(rank,
-    port, out_dir)`` on every rank, fails the test if they do not finish within ``timeout``
-    seconds, and returns what each rank pickled to ``out_dir/rank<r>.pkl``. A rank killed by a
-    signal prints its Python stack (faulthandler), and the failure says which ranks had already
-    written their results."""
+    out_dir)`` on every rank, fails the test if they do not finish within ``timeout`` seconds,
+    and returns what each rank pickled to ``out_dir/rank<r>.pkl``. The ranks start with
+    MASTER_ADDR, MASTER_PORT (a free port) and WORLD_SIZE set; each sets its own RANK, or
+    passes ``rank=`` to ``init_process_group``. A rank killed by a signal prints its Python
+    stack (faulthandler), and the failure says which ranks had already written their results."""
 
     def spawn(run_rank, out_dir: Path, world_size: int, timeout: float) -> list:
         results = [Path(out_dir) / f"rank{rank}.pkl" for rank in range(world_size)]
-        args = (_free_port(), str(out_dir))
+        environment = {
+            "PYTHONFAULTHANDLER": "1",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(_free_port()),
+            "WORLD_SIZE": str(world_size),
+        }
         with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("PYTHONFAULTHANDLER", "1")  # read by each spawned interpreter
-            context = mp.spawn(run_rank, args=args, nprocs=world_size, join=False)
+            for name, value in environment.items():  # each spawned interpreter starts with them
+                patch.setenv(name, value)
+            context = mp.spawn(run_rank, args=(str(out_dir),), nprocs=world_size, join=False)
         deadline = time.monotonic() + timeout
         try:
             while not context.join(timeout=1):

@@ -55,14 +55,8 @@ def digits_cfg(work_dir: str, strategy, **changes) -> Config:
     return cfg
 
 
-def run_rank(rank, port, out_dir):
-    os.environ.update(
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(port),
-        RANK=str(rank),
-        LOCAL_RANK=str(rank),
-        WORLD_SIZE=str(WORLD_SIZE),
-    )
+def run_rank(rank, out_dir):
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
     outcome = train_and_check(out_dir)  # its runners are gone when it returns
     with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:

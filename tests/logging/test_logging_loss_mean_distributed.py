@@ -4,12 +4,9 @@ log line and scalars.json show is the mean over both ranks, and both ranks take 
 import json
 import os
 import pickle
-import socket
-from pathlib import Path
 
 import pytest
 import torch
-import torch.multiprocessing as mp
 from torch import nn
 
 from runnerx.hooks import Hook
@@ -46,14 +43,8 @@ class RecordOutputs(Hook):
         self.outputs.append({key: float(value) for key, value in outputs.items()})
 
 
-def run_rank(rank, port, out_dir):
-    os.environ.update(
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(port),
-        RANK=str(rank),
-        LOCAL_RANK=str(rank),
-        WORLD_SIZE=str(WORLD_SIZE),
-    )
+def run_rank(rank, out_dir):
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
     from runnerx.runner import Runner
 
@@ -86,24 +77,10 @@ def run_rank(rank, port, out_dir):
     dist.destroy_process_group()
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
+def ranks(tmp_path_factory, spawn_ranks):
     folder = tmp_path_factory.mktemp("loss_mean")
-    with pytest.MonkeyPatch.context() as patch:
-        # the spawned processes import this module by its name, from the parent's sys.path
-        patch.syspath_prepend(str(Path(__file__).parents[2]))
-        mp.spawn(run_rank, args=(_free_port(), str(folder)), nprocs=WORLD_SIZE, join=True)
-    outputs = []
-    for rank in range(WORLD_SIZE):
-        with open(folder / f"rank{rank}.pkl", "rb") as file:
-            outputs.append(pickle.load(file))
-    return folder, outputs
+    return folder, spawn_ranks(run_rank, folder, WORLD_SIZE, timeout=180)
 
 
 def _window_mean(outputs, key, step):

@@ -101,8 +101,7 @@ def fsdp_model(prepare_options=None, **strategy):
     return prepare_model(make_model(), strategy=strategy, **(prepare_options or {}))
 
 
-def run_rank(rank, port, out_dir):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+def run_rank(rank, out_dir):
     dist.init_process_group("gloo", rank=rank, world_size=WORLD_SIZE, timeout=timedelta(seconds=60))
     torch.set_num_threads(1)
     MessageHub.get_instance("fsdp-test")
