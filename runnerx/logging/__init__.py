@@ -8,7 +8,7 @@ See docs/logging.md.
 
 from .history_buffer import HistoryBuffer
 from .log_processor import LogProcessor
-from .logger import get_logger, print_log
+from .logger import get_logger, get_run_logger, make_logger_current, print_log
 from .message_hub import MessageHub, ScalarRecorder
 from .progress_bar import ProgressBar
 from .vis_backends import BaseVisBackend, LocalVisBackend, TensorboardVisBackend
@@ -25,5 +25,7 @@ __all__ = [
     "TensorboardVisBackend",
     "Visualizer",
     "get_logger",
+    "get_run_logger",
+    "make_logger_current",
     "print_log",
 ]

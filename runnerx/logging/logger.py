@@ -5,6 +5,11 @@ Lines look like MMEngine's::
     2026/11/21 15:04:05 - runnerx - INFO - Epoch(train)  [1][10/23]  lr: 1.0000e-02  ...
 
 Other ranks show warnings and errors only and write no file.
+
+Each Runner logs through a logger of its own (:func:`get_run_logger`), so two Runners in one
+process never write into each other's log file. The run that is running is the *current*
+one: :func:`print_log` writes to it, and so do runnerx's own modules, whose standard
+``logging.getLogger(__name__)`` loggers reach it through the ``'runnerx'`` logger.
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ _LEVEL_COLOURS = {
 _FORMAT = "%(asctime)s - %(name)s - %(level_tag)s - %(message)s"
 _DATE_FORMAT = "%Y/%m/%d %H:%M:%S"
 
-#: The name of the logger :func:`get_logger` made last; :func:`print_log` writes to it.
-_current_logger_name: str | None = None
+#: The logger :func:`print_log` writes to: the one :func:`get_logger` set up or
+#: :func:`make_logger_current` named last.
+_current_logger: logging.Logger | None = None
 
 
 class _LevelFormatter(logging.Formatter):
@@ -81,13 +87,66 @@ def get_logger(
         logger = get_logger('runnerx', log_file='work_dirs/x/20261121_150405.log')
         logger.info('hello')
     """
-    global _current_logger_name
+    logger = _set_up(logging.getLogger(name), log_file, log_level, rank)
+    make_logger_current(logger)
+    return logger
+
+
+def get_run_logger(
+    log_file: str | os.PathLike | None,
+    log_level: str | int = "INFO",
+    rank: int | None = None,
+) -> logging.Logger:
+    """A new logger for one run, set up as :func:`get_logger` sets one up, but of its own:
+    outside ``logging``'s registry of names, so that no other run shares its handlers. Its
+    lines say ``runnerx``. Make it current with :func:`make_logger_current`."""
+    return _set_up(logging.Logger("runnerx"), log_file, log_level, rank)
+
+
+def make_logger_current(logger: logging.Logger) -> None:
+    """Make ``logger`` the one :func:`print_log` writes to, and the one that shows what
+    runnerx's own modules log (records of the ``'runnerx'`` logger and its children are
+    handed to its handlers, at its level)."""
+    global _current_logger
+    _current_logger = logger
+    package = logging.getLogger("runnerx")
+    forward = next((h for h in package.handlers if isinstance(h, _ForwardToCurrent)), None)
+    if package is logger:  # set up by get_logger: it shows its records itself
+        if forward is not None:
+            package.removeHandler(forward)
+        return
+    if forward is None:
+        forward = _ForwardToCurrent()
+        package.addHandler(forward)
+        package.propagate = False
+    forward.target = logger
+    package.setLevel(logger.level)
+
+
+class _ForwardToCurrent(logging.Handler):
+    """On the ``'runnerx'`` logger: hands each record to the current run's logger."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target: logging.Logger | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.target is not None:
+            self.target.handle(record)
+
+
+def _set_up(
+    logger: logging.Logger,
+    log_file: str | os.PathLike | None,
+    log_level: str | int,
+    rank: int | None,
+) -> logging.Logger:
+    """Give ``logger`` its console handler and (rank 0) its file handler, at ``log_level``."""
     level = _parse_level(log_level)
     if rank is None:
         from runnerx.dist import get_rank
 
         rank = get_rank()
-    logger = logging.getLogger(name)
     logger.setLevel(level)
     logger.propagate = False
 
@@ -102,7 +161,6 @@ def get_logger(
         _set_log_file(logger, os.path.abspath(log_file), level)
     elif rank != 0:
         _remove_file_handlers(logger)
-    _current_logger_name = name
     return logger
 
 
@@ -111,14 +169,15 @@ def print_log(
 ) -> None:
     """Log ``msg`` through ``logger`` (a Logger or a logger's name), or print it.
 
-    ``logger=None`` (or ``'current'``) uses the logger :func:`get_logger` made last, and
-    prints when there is none; ``'silent'`` drops the message.
+    ``logger=None`` (or ``'current'``) uses the current logger (the running Runner's, or
+    the one :func:`get_logger` set up last), and prints when there is none; ``'silent'``
+    drops the message.
     """
     if logger in (None, "current"):
-        if _current_logger_name is None:
+        if _current_logger is None:
             print(msg)
             return
-        logger = logging.getLogger(_current_logger_name)
+        logger = _current_logger
     elif logger == "silent":
         return
     elif isinstance(logger, str):

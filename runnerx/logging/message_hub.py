@@ -60,6 +60,10 @@ class MessageHub:
         MessageHub._current = hub
         return hub
 
+    def make_current(self) -> None:
+        """Make this hub the current one (a Runner does so for its hub when it starts)."""
+        MessageHub._current = self
+
     @classmethod
     def get_current_instance(cls) -> MessageHub:
         """The hub most recently made current (a hub named 'runnerx' if there is none yet)."""

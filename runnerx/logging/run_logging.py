@@ -9,8 +9,9 @@ from typing import Any
 from runnerx.registry import LOG_PROCESSORS, VISUALIZERS
 
 from .log_processor import LogProcessor
-from .logger import get_logger
+from .logger import get_run_logger, make_logger_current
 from .message_hub import MessageHub
+from .visualizer import Visualizer
 
 #: the visualizer a run gets when its config names none
 DEFAULT_VISUALIZER = dict(type="Visualizer", vis_backends=[dict(type="LocalVisBackend")])
@@ -25,6 +26,14 @@ class RunLogging:
     log_processor: Any
     visualizer: Any
 
+    def make_current(self) -> None:
+        """Make the logger, the MessageHub and the visualizer the current ones: what
+        ``print_log``, runnerx's own modules and ``get_current_instance()`` reach."""
+        make_logger_current(self.logger)
+        self.message_hub.make_current()
+        if isinstance(self.visualizer, Visualizer):
+            self.visualizer.make_current()
+
 
 def build_run_logging(
     name: str,
@@ -34,16 +43,18 @@ def build_run_logging(
     log_processor: Any = None,
     visualizer: Any = None,
 ) -> RunLogging:
-    """The logger (console, and ``<log_dir>/<timestamp>.log``), the run's MessageHub
+    """The run's own logger (console, and ``<log_dir>/<timestamp>.log``), its MessageHub
     (``name``, new and empty), the ``log_processor`` and the ``visualizer`` (saving under
-    ``log_dir``), each from a config dict or given built."""
-    logger = get_logger("runnerx", os.path.join(log_dir, f"{timestamp}.log"), log_level)
+    ``log_dir``), each from a config dict or given built; all of them current."""
+    logger = get_run_logger(os.path.join(log_dir, f"{timestamp}.log"), log_level)
     if isinstance(log_processor, dict):
         log_processor = LOG_PROCESSORS.build({"type": "LogProcessor", **log_processor})
     if isinstance(visualizer, dict) or visualizer is None:
         visualizer = VISUALIZERS.build(
             {"name": name, **(visualizer or DEFAULT_VISUALIZER)}, default_args={"save_dir": log_dir}
         )
-    return RunLogging(
+    parts = RunLogging(
         logger, MessageHub.new_instance(name), log_processor or LogProcessor(), visualizer
     )
+    parts.make_current()
+    return parts

@@ -76,6 +76,10 @@ class Visualizer:
         Visualizer._current = visualizer
         return visualizer
 
+    def make_current(self) -> None:
+        """Make this Visualizer the current one (a Runner does so for its own when it starts)."""
+        Visualizer._current = self
+
     @classmethod
     def get_current_instance(cls) -> Visualizer:
         """The newest Visualizer (one without backends when none was made yet)."""

@@ -13,6 +13,7 @@ from runnerx.model.averaged_model import (
 )
 from runnerx.model.base_model import BaseModel
 from runnerx.model.base_module import BaseModule, ModuleDict, ModuleList, Sequential
+from runnerx.model.build import build_model
 from runnerx.model.data_preprocessor import BaseDataPreprocessor
 from runnerx.model.examples import CharTransformerLM, DigitsConvNet, TransformerBlock
 from runnerx.model.img_data_preprocessor import ImgDataPreprocessor, stack_batch
@@ -33,6 +34,7 @@ __all__ = [
     "Sequential",
     "StochasticWeightAverage",
     "TransformerBlock",
+    "build_model",
     "initialize",
     "load_pretrained",
     "stack_batch",

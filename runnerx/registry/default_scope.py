@@ -71,6 +71,10 @@ class DefaultScope:
         cls._current = instance
         return instance
 
+    def make_current(self) -> None:
+        """Make this scope the current one (a Runner does so for its own when it starts)."""
+        DefaultScope._current = self
+
     @classmethod
     def get_current_instance(cls) -> DefaultScope | None:
         """The current default scope, or None when none has been set."""

@@ -22,10 +22,10 @@ from typing import Any
 
 from torch import nn
 
-from runnerx.config import Config, ConfigDict
+from runnerx.config import Config
 from runnerx.dist import broadcast_object, get_rank, get_world_size, is_distributed
 from runnerx.fileio import wait_for_pending_writes
-from runnerx.registry import MODELS, RUNNERS, DefaultScope
+from runnerx.registry import RUNNERS, DefaultScope
 
 from .environment import (
     RANDOMNESS_KEYS,
@@ -202,6 +202,7 @@ class Runner:
             log_processor,
             visualizer,
         )
+        self._logging = parts
         self.logger, self.message_hub = parts.logger, parts.message_hub
         self.log_processor, self.visualizer = parts.log_processor, parts.visualizer
         summary = "\n".join(f"    {key}: {value}" for key, value in environment_summary().items())
@@ -215,21 +216,12 @@ class Runner:
     def _build_model(self, model: nn.Module | dict, data_preprocessor: Any, env_cfg: dict) -> Any:
         """Build the model, initialise its weights (unless they will be loaded), then prepare
         it for this process: device, sync-BN, activation checkpointing, compile, DDP/FSDP."""
+        from runnerx.model import build_model
         from runnerx.parallel import PREPARE_CFG_KEYS, prepare_model, unwrap
 
-        if isinstance(model, dict):
-            model = ConfigDict(model) if not isinstance(model, ConfigDict) else model
-            if data_preprocessor is not None:
-                model.setdefault("data_preprocessor", data_preprocessor)
-            model = MODELS.build(model)
-        elif not isinstance(model, nn.Module):
-            raise TypeError(f"model must be an nn.Module or a config dict, got {type(model)}")
-        if (
-            self._load_from is None
-            and not self._resume
-            and callable(getattr(model, "init_weights", None))
-        ):
-            model.init_weights()  # before wrapping: DDP broadcasts it, FSDP shards it
+        # weights are initialised before wrapping: DDP broadcasts them, FSDP shards them
+        loaded = self._load_from is not None or bool(self._resume)
+        model = build_model(model, data_preprocessor, init_weights=not loaded)
         options = {
             key: self.cfg[key]
             for key in PREPARE_CFG_KEYS
@@ -383,6 +375,7 @@ class Runner:
         from runnerx.optim import build_optim_wrapper, scale_lr
         from runnerx.optim.scheduler import build_param_schedulers
 
+        self._make_current()
         loop = self.train_loop
         optim_cfg = self.optim_wrapper
         if isinstance(optim_cfg, dict):
@@ -419,23 +412,31 @@ class Runner:
 
     def val(self) -> dict:
         """Run validation once and return the metrics."""
-        if self.val_loop is None:
-            raise RuntimeError("this Runner has no val_dataloader / val_cfg / val_evaluator")
-        self.call_hook("before_run")
-        self.load_or_resume()
-        metrics = self.val_loop.run()
-        self.call_hook("after_run")
-        return metrics
+        return self._evaluate("val")
 
     def test(self) -> dict:
         """Run the test once and return the metrics."""
-        if self.test_loop is None:
-            raise RuntimeError("this Runner has no test_dataloader / test_cfg / test_evaluator")
+        return self._evaluate("test")
+
+    def _evaluate(self, stage: str) -> dict:
+        self._make_current()
+        loop = getattr(self, f"{stage}_loop")
+        if loop is None:
+            raise RuntimeError(
+                f"this Runner has no {stage}_dataloader / {stage}_cfg / {stage}_evaluator"
+            )
         self.call_hook("before_run")
         self.load_or_resume()
-        metrics = self.test_loop.run()
+        metrics = loop.run()
         self.call_hook("after_run")
         return metrics
+
+    def _make_current(self) -> None:
+        """Let this run's logger, MessageHub, visualizer and default scope be the current
+        ones, which another Runner built since this one would otherwise be."""
+        self._logging.make_current()
+        if self.default_scope is not None:
+            self.default_scope.make_current()
 
     # ----------------------------------------------------------------- checkpoints
 

@@ -1,4 +1,5 @@
-"""get_logger / print_log: layout, colour on the console only, ranks, no duplicate handlers."""
+"""get_logger / get_run_logger / print_log: layout, colour on the console only, ranks, no
+duplicate handlers, the current run's logger."""
 
 import logging
 import os
@@ -12,7 +13,7 @@ import pytest
 from termcolor.termcolor import can_colorize
 
 import runnerx.logging.logger as logger_module
-from runnerx.logging import get_logger, print_log
+from runnerx.logging import get_logger, get_run_logger, make_logger_current, print_log
 
 ROOT = Path(__file__).parents[2]
 LINE = re.compile(r"^\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} - (\S+) - (\w+) - (.*)$")
@@ -119,8 +120,28 @@ def test_print_log_uses_the_current_logger_a_named_one_or_print(tmp_path, capsys
     assert "dropped" not in text
 
     capsys.readouterr()
-    monkeypatch.setattr(logger_module, "_current_logger_name", None)
+    monkeypatch.setattr(logger_module, "_current_logger", None)
     print_log("plain print")
     assert capsys.readouterr().out == "plain print\n"
     with pytest.raises(TypeError, match="logging.Logger"):
         print_log("x", logger=42)
+
+
+def test_run_loggers_keep_their_own_files_and_the_current_one_shows_runnerx_records(tmp_path):
+    first = get_run_logger(tmp_path / "first.log", rank=0)
+    second = get_run_logger(tmp_path / "second.log", rank=0)
+    assert first is not second and first.name == second.name == "runnerx"
+    make_logger_current(first)
+    logging.getLogger("runnerx.optim.test").info("alpha from a runnerx module")
+    print_log("bravo through print_log")
+    second.info("charlie, the second run's own line")
+    make_logger_current(second)
+    logging.getLogger("runnerx.model.test").warning("delta from a runnerx module")
+    first.info("echo, the first run's own line")
+    first_text = (tmp_path / "first.log").read_text()
+    second_text = (tmp_path / "second.log").read_text()
+    for word in ("alpha", "bravo", "echo"):
+        assert word in first_text and word not in second_text
+    for word in ("charlie", "delta"):
+        assert word in second_text and word not in first_text
+    assert " - runnerx.optim.test - INFO - alpha" in first_text

@@ -213,6 +213,24 @@ def test_runs_started_in_one_second_in_one_work_dir_log_apart(digits_cfg, monkey
         assert len(scalars) == 3 * epochs  # per epoch: 2 training lines (of 23), 1 val line
 
 
+def test_runners_built_before_either_trains_keep_their_logs_and_state_apart(tmp_path):
+    runners = []
+    for run in ("first", "second"):
+        cfg = small_digits(Config.fromfile(ROOT / "configs/digits_convnet.py"), epochs=1)
+        cfg.work_dir = str(tmp_path / run)
+        cfg.optim_wrapper.clip_grad = dict(max_norm=100.0)  # grad_norm: to the current hub
+        cfg.param_scheduler[1].verbose = True  # logged by runnerx's own module logger
+        runners.append(Runner.from_cfg(cfg))
+    for runner in runners:  # the first trains after the second was built
+        runner.train()
+    for runner in runners:
+        log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+        assert log.count("Exp name:") == 1  # its own training lines, none of the other's
+        assert log.count("Adjusting parameter value of group 0") == 1
+        iters = len(runner.train_dataloader)
+        assert runner.message_hub.get_scalar("train/grad_norm").count == iters
+
+
 def test_iteration_based_loop_counts_and_validates(digits_cfg):
     cfg = digits_cfg
     cfg.train_cfg = dict(by_epoch=False, max_iters=30, val_interval=12)
