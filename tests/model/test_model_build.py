@@ -1,0 +1,42 @@
+"""build_model: a Runner's ``model`` argument as a module, weights initialised unless loaded."""
+
+import pytest
+import torch
+from torch import nn
+
+from runnerx.model import BaseDataPreprocessor, BaseModel, ImgDataPreprocessor, build_model
+from runnerx.registry import MODELS
+
+
+@MODELS.register_module()
+class BuildTestNet(BaseModel):
+    """A linear layer that init_cfg sets to ones."""
+
+    def __init__(self, data_preprocessor=None):
+        super().__init__(data_preprocessor, init_cfg=dict(type="Constant", layer="Linear", val=1))
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, inputs, data_samples=None, mode="tensor"):
+        return self.fc(inputs)
+
+
+def test_a_config_dict_is_built_with_the_runners_data_preprocessor_unless_it_names_one():
+    given = dict(type="ImgDataPreprocessor", mean=[0.0], std=[1.0])
+    model = build_model(dict(type="BuildTestNet"), data_preprocessor=given)
+    assert type(model.data_preprocessor) is ImgDataPreprocessor
+    own = dict(type="BuildTestNet", data_preprocessor=dict(type="BaseDataPreprocessor"))
+    model = build_model(own, data_preprocessor=given)
+    assert type(model.data_preprocessor) is BaseDataPreprocessor
+
+
+def test_weights_are_initialised_unless_they_will_be_loaded():
+    assert torch.equal(build_model(dict(type="BuildTestNet")).fc.weight, torch.ones(2, 2))
+    untouched = build_model(dict(type="BuildTestNet"), init_weights=False)
+    assert not torch.equal(untouched.fc.weight, torch.ones(2, 2))
+    module = BuildTestNet()
+    assert build_model(module) is module and torch.equal(module.fc.weight, torch.ones(2, 2))
+
+
+def test_anything_else_is_refused_with_what_was_expected():
+    with pytest.raises(TypeError, match="nn.Module or a config dict, got <class 'str'>"):
+        build_model("BuildTestNet")
