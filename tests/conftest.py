@@ -1,12 +1,16 @@
-"""Fixtures every test folder can use: a free port, and spawned ranks run to completion."""
+"""Fixtures every test folder can use: a free port, spawned ranks run to completion, and a
+command run in the repository root."""
 
 import pickle
 import socket
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import torch.multiprocessing as mp
+
+ROOT = Path(__file__).parents[1]
 
 
 def _free_port() -> int:
@@ -59,3 +63,20 @@ def spawn_ranks():
         return outcomes
 
     return spawn
+
+
+@pytest.fixture(scope="session")
+def run_in_repo():
+    """A function ``(args, env=None, timeout=300)`` that runs the command ``args`` in the
+    repository root (with ``env`` as its environment when given) and returns the finished
+    ``subprocess.CompletedProcess`` with its stdout and stderr as text. It does not check the
+    exit status: the caller asserts on it, with the output its failure message needs."""
+
+    def run(
+        args: list, env: dict | None = None, timeout: float | None = 300
+    ) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+
+    return run

@@ -22,19 +22,13 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert test_command in ci_lines
 
 
-def test_readme_main_job_trains_the_digits_example_to_95_percent(tmp_path):
+def test_readme_main_job_trains_the_digits_example_to_95_percent(tmp_path, run_in_repo):
     main_job = next(c for c in readme_commands() if "tools/" in c and "pytest" not in c)
     tool_call = main_job.split("&& ")[-1]  # the set-up part is what this test suite runs in
     args = tool_call.split()
     assert args[0] == "python"
     work_dir = tmp_path / "work"
-    result = subprocess.run(
-        [sys.executable, *args[1:], "--work-dir", str(work_dir)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_in_repo([sys.executable, *args[1:], "--work-dir", str(work_dir)])
     assert result.returncode == 0, result.stderr[-5000:]
     (log_dir,) = [path for path in work_dir.iterdir() if path.is_dir()]
     rows = [
@@ -67,7 +61,7 @@ for index, block in enumerate(BLOCKS):
 
 
 @pytest.mark.parametrize("page", sorted((ROOT / "docs").glob("*.md")), ids=lambda p: p.name)
-def test_docs_examples_run(page, tmp_path):
+def test_docs_examples_run(page, tmp_path, run_in_repo):
     """Every python block of a docs page that starts with an import runs as written (one
     process per page, each block in a fresh namespace)."""
     blocks = [
@@ -79,7 +73,5 @@ def test_docs_examples_run(page, tmp_path):
         pytest.skip(f"{page.name} has no runnable examples")
     script = tmp_path / "examples.py"
     script.write_text(f"BLOCKS = {blocks!r}\nPAGE = {page.name!r}\n" + DOC_RUNNER)
-    result = subprocess.run(
-        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    result = run_in_repo([sys.executable, str(script)])
     assert result.returncode == 0, result.stderr[-5000:]

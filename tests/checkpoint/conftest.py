@@ -7,14 +7,13 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils.data import Dataset
 
 from runnerx.evaluator import BaseMetric
 from runnerx.model import BaseModel
 from runnerx.runner import Runner
+from tests.checkpoint.tiny_data import loader
 
 ITERS_PER_EPOCH = 4
 
@@ -35,17 +34,6 @@ class TinyNet(BaseModel):
         return logits
 
 
-class TinyData(Dataset):
-    """8 fixed samples: 4 random features and a label."""
-
-    def __len__(self) -> int:
-        return 8
-
-    def __getitem__(self, index: int) -> dict:
-        features = torch.randn(4, generator=torch.Generator().manual_seed(index))
-        return {"inputs": features, "data_samples": torch.tensor(index % 2)}
-
-
 class ScriptedMetric(BaseMetric):
     """Reports ``scores[k]`` as ``'scripted/<name>'`` at the k-th validation."""
 
@@ -63,15 +51,6 @@ class ScriptedMetric(BaseMetric):
     def compute_metrics(self, results: list) -> dict:
         self.calls += 1
         return {self.name: self.scores[self.calls - 1]}
-
-
-def loader(shuffle: bool) -> dict:
-    return {
-        "dataset": TinyData(),
-        "batch_size": 2,
-        "sampler": {"type": "DefaultSampler", "shuffle": shuffle},
-        "collate_fn": {"type": "default_collate"},
-    }
 
 
 @pytest.fixture

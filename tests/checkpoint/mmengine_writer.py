@@ -2,10 +2,11 @@
 
     python tests/checkpoint/mmengine_writer.py WORK_DIR
 
-Trains a 4 -> 2 linear classifier (the test's ``TinyNet``: same parameter names, same 8
-samples in batches of 2) for one epoch with AdamW and a LinearLR warm-up, validates with a
-metric named ``acc`` and saves ``epoch_1.pth`` and ``best_acc_epoch_1.pth``. Also writes
-``expected.json``: the history MMEngine's message hub holds, to compare with what runnerx reads.
+Trains a 4 -> 2 linear classifier (the test's ``TinyNet``: same parameter names; the same 8
+samples in batches of 2, from tiny_data.py) for one epoch with AdamW and a LinearLR warm-up,
+validates with a metric named ``acc`` and saves ``epoch_1.pth`` and ``best_acc_epoch_1.pth``.
+Also writes ``expected.json``: the history MMEngine's message hub holds, to compare with what
+runnerx reads.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ import json
 import os
 import sys
 
-import torch
 import torch.nn.functional as F
 from mmengine.evaluator import BaseMetric
 from mmengine.model import BaseModel
 from mmengine.runner import Runner
+from tiny_data import loader  # this script's folder is on sys.path
 from torch import nn
-from torch.utils.data import Dataset
 
 
 class TinyNet(BaseModel):
@@ -35,30 +35,12 @@ class TinyNet(BaseModel):
         return [{"pred": row} for row in logits]
 
 
-class TinyData(Dataset):
-    def __len__(self) -> int:
-        return 8
-
-    def __getitem__(self, index: int) -> dict:
-        features = torch.randn(4, generator=torch.Generator().manual_seed(index))
-        return {"inputs": features, "data_samples": torch.tensor(index % 2)}
-
-
 class HalfAccuracy(BaseMetric):
     def process(self, data_batch, data_samples) -> None:
         self.results.extend([1] * len(data_samples))
 
     def compute_metrics(self, results) -> dict:
         return {"acc": 0.5}
-
-
-def loader(shuffle: bool) -> dict:
-    return {
-        "dataset": TinyData(),
-        "batch_size": 2,
-        "sampler": {"type": "DefaultSampler", "shuffle": shuffle},
-        "collate_fn": {"type": "default_collate"},
-    }
 
 
 def main(work_dir: str) -> None:

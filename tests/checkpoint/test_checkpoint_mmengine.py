@@ -4,7 +4,6 @@ MMEngine, give their weights to ``load_from`` and continue a run with ``resume``
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,15 +26,11 @@ WARM_UP = [{"type": "LinearLR", "start_factor": 0.5, "by_epoch": False, "end": 2
 
 
 @pytest.fixture(scope="module")
-def mmengine_run(tmp_path_factory) -> Path:
+def mmengine_run(tmp_path_factory, run_in_repo) -> Path:
     """The work dir of a one-epoch MMEngine run (4 iterations)."""
     work_dir = tmp_path_factory.mktemp("mmengine") / "work"
-    result = subprocess.run(
-        [sys.executable, str(HERE / "mmengine_writer.py"), str(work_dir)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    result = run_in_repo(
+        [sys.executable, str(HERE / "mmengine_writer.py"), str(work_dir)], timeout=120
     )
     assert result.returncode == 0, result.stderr[-4000:]
     return work_dir

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -52,16 +51,12 @@ def training_checkpoint() -> dict:
     }
 
 
-def test_publish_model_strips_training_state_and_names_the_file_by_its_hash(tmp_path):
+def test_publish_model_strips_training_state_and_names_the_file_by_its_hash(tmp_path, run_in_repo):
     source = tmp_path / "epoch_3.pth"
     checkpoint = training_checkpoint()
     save_checkpoint(checkpoint, source)
-    result = subprocess.run(
-        [sys.executable, "tools/publish_model.py", str(source), str(tmp_path / "digits.pth")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
+    result = run_in_repo(
+        [sys.executable, "tools/publish_model.py", str(source), str(tmp_path / "digits.pth")]
     )
     assert result.returncode == 0, result.stderr
     final = Path(result.stdout.strip())

@@ -180,15 +180,18 @@ def test_bad_base_reference_names_what_is_missing():
         Config.fromfile(DATA / "errors/bad_ref.py")
 
 
-def test_base_must_be_literal_strings(tmp_path):
-    path = write(tmp_path, "bad.py", "_base_ = 3\n")
-    with pytest.raises(ConfigError, match="bad.py:1: _base_ must be a string"):
-        Config.fromfile(path)
-
-
-def test_unsupported_suffix(tmp_path):
-    path = write(tmp_path, "cfg.toml", "a = 1\n")
-    with pytest.raises(ConfigError, match=r"\.py, \.json, \.yaml"):
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("bad.py", "_base_ = 3\n", "bad.py:1: _base_ must be a string"),
+        ("cfg.toml", "a = 1\n", r"\.py, \.json, \.yaml"),
+        ("bad.json", '{\n  "a": 1,\n  "b": \n}\n', "bad.json:4: invalid JSON"),
+    ],
+    ids=["base-must-be-literal-strings", "unsupported-suffix", "invalid-json-names-file-and-line"],
+)
+def test_a_bad_config_file_is_refused_with_the_reason(tmp_path, name, text, message):
+    path = write(tmp_path, name, text)
+    with pytest.raises(ConfigError, match=message):
         Config.fromfile(path)
 
 
@@ -213,12 +216,6 @@ def test_json_and_yaml_inherit_like_python():
     assert cfg.optimizer == dict(type="Adam", lr=0.001)
     assert cfg.data.batch_size == 16 and cfg.scaled == 8
     assert Config.fromfile(DATA / "formats/child.py").model.layers == [4, 5]
-
-
-def test_invalid_json_names_file_and_line(tmp_path):
-    path = write(tmp_path, "bad.json", '{\n  "a": 1,\n  "b": \n}\n')
-    with pytest.raises(ConfigError, match="bad.json:4: invalid JSON"):
-        Config.fromfile(path)
 
 
 def test_deprecated_config_warns(tmp_path):

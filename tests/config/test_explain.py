@@ -1,7 +1,6 @@
 """Config.explain and tools/print_config.py --explain: where did a value come from?"""
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -99,17 +98,13 @@ def test_config_not_from_a_file():
     assert explanation.origins == [] and "not read from a file" in str(explanation)
 
 
-def run_tool(*args):
-    return subprocess.run(
-        [sys.executable, str(ROOT / "tools/print_config.py"), *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+@pytest.fixture
+def run_tool(run_in_repo):
+    """``run_tool(*args)``: ``python tools/print_config.py *args``, its exit status unchecked."""
+    return lambda *args: run_in_repo([sys.executable, str(ROOT / "tools/print_config.py"), *args])
 
 
-def test_print_config_prints_loadable_python(tmp_path):
+def test_print_config_prints_loadable_python(tmp_path, run_tool):
     result = run_tool(
         "configs/digits_convnet.py",
         "--cfg-options",
@@ -131,7 +126,7 @@ def _expected_digits():
     return cfg.to_dict()
 
 
-def test_print_config_explain():
+def test_print_config_explain(run_tool):
     result = run_tool(
         "configs/digits_convnet.py",
         "--explain",
@@ -147,7 +142,7 @@ def test_print_config_explain():
     assert lines[-1].strip().startswith("3. --cfg-options")
 
 
-def test_print_config_explain_unknown_key_exits_with_help():
+def test_print_config_explain_unknown_key_exits_with_help(run_tool):
     result = run_tool("configs/digits_convnet.py", "--explain", "train_cfg.max_epoch")
     assert result.returncode == 2
     assert "Did you mean 'max_epochs'" in result.stderr

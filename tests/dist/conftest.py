@@ -31,7 +31,7 @@ def _free_ports(count: int) -> list[int]:
 
 
 @pytest.fixture(scope="session")
-def slurm_env(tmp_path_factory):
+def slurm_env(tmp_path_factory, run_in_repo):
     """The environment in which ``srun``/``sbatch`` reach a Slurm started for this session
     (installed first with apt-get when missing and this is root)."""
     if os.geteuid() != 0:
@@ -43,14 +43,7 @@ def slurm_env(tmp_path_factory):
     state = tmp_path_factory.mktemp("slurm")
     ctld_port, slurmd_port = _free_ports(2)
     env = dict(os.environ, SLURMCTLD_PORT=str(ctld_port), SLURMD_PORT=str(slurmd_port))
-    started = subprocess.run(
-        ["bash", str(CLUSTER_SCRIPT), "start", str(state)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    started = run_in_repo(["bash", str(CLUSTER_SCRIPT), "start", str(state)], env=env, timeout=120)
     if started.returncode != 0:
         pytest.fail(f"the test Slurm did not start:\n{started.stdout}\n{started.stderr}")
     env["SLURM_CONF"] = str(state / "slurm.conf")

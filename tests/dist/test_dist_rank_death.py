@@ -3,7 +3,6 @@ exit within the configured timeout instead of leaving the other rank waiting, an
 complete checkpoint survives and resumes."""
 
 import os
-import subprocess
 import sys
 import textwrap
 import time
@@ -43,7 +42,9 @@ class DieAtIter(Hook):
 
 
 @pytest.mark.parametrize("how", ["exception", "sigkill"])
-def test_the_job_ends_non_zero_in_time_and_the_last_checkpoint_loads(tmp_path, free_port, how):
+def test_the_job_ends_non_zero_in_time_and_the_last_checkpoint_loads(
+    tmp_path, free_port, run_in_repo, how
+):
     (tmp_path / "dying_hook.py").write_text(textwrap.dedent(HOOK_MODULE))
     work, stamp = tmp_path / "work", tmp_path / "died_at"
     env = dict(
@@ -65,14 +66,8 @@ def test_the_job_ends_non_zero_in_time_and_the_last_checkpoint_loads(tmp_path, f
         f"custom_hooks = [dict(type='DieAtIter', at={DIES_AT}, how={how!r}, "
         f"stamp={str(stamp)!r})]\n"
     )
-    job = subprocess.run(
-        ["bash", "tools/dist_train.sh", str(config), "2", "--work-dir", str(work)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    job = run_in_repo(
+        ["bash", "tools/dist_train.sh", str(config), "2", "--work-dir", str(work)], env=env
     )
     ended = time.time()
     assert job.returncode != 0

@@ -37,18 +37,19 @@ class PaceHook(Hook):
 """
 
 
-def run(command, env, timeout=300, **extra_env):
-    done = subprocess.run(
-        command,
-        cwd=ROOT,
-        env=dict(env, **extra_env),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert done.returncode == 0, f"{command} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-    return done.stdout + done.stderr
+@pytest.fixture(scope="module")
+def run(run_in_repo):
+    """``run(command, env, timeout=300, **extra_env)``: run ``command`` in the repository root
+    with ``env`` and ``extra_env``; fail with its output unless it succeeds, else return it."""
+
+    def run_ok(command, env, timeout=300, **extra_env) -> str:
+        done = run_in_repo(command, env=dict(env, **extra_env), timeout=timeout)
+        assert done.returncode == 0, (
+            f"{command} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+        )
+        return done.stdout + done.stderr
+
+    return run_ok
 
 
 def final_weights(work_dir: Path) -> dict:
@@ -56,7 +57,7 @@ def final_weights(work_dir: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def srun_run(slurm_env, tmp_path_factory, free_port):
+def srun_run(slurm_env, tmp_path_factory, free_port, run):
     """An uninterrupted 2-task training started with srun: (work dir, output)."""
     work = tmp_path_factory.mktemp("srun") / "work"
     output = run(
@@ -78,7 +79,7 @@ def test_srun_starts_two_ranks_that_train_together(srun_run):
     assert (work / f"epoch_{EPOCHS}.pth").is_file()
 
 
-def test_slurm_test_sh_evaluates_the_checkpoint(srun_run, slurm_env, free_port, tmp_path):
+def test_slurm_test_sh_evaluates_the_checkpoint(srun_run, slurm_env, free_port, tmp_path, run):
     work, output = srun_run
     trained = float(re.findall(r"accuracy/top1: ([0-9.]+)", output)[-1])
     tested_output = run(
@@ -113,7 +114,7 @@ def wait_for(predicate, timeout: float, what: str):
 
 
 def test_a_job_warned_with_sigusr1_requeues_itself_and_resumes_exactly(
-    srun_run, slurm_env, free_port, tmp_path
+    srun_run, slurm_env, free_port, tmp_path, run
 ):
     work = tmp_path / "work"
     log = tmp_path / "job.out"

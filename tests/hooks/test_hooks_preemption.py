@@ -106,7 +106,7 @@ def test_unknown_signal_names_are_refused():
     assert PreemptionHook(signals="usr2").signals == [signal.SIGUSR2]
 
 
-def test_train_py_exits_with_the_preempted_code_and_resumes_to_the_end(tmp_path):
+def test_train_py_exits_with_the_preempted_code_and_resumes_to_the_end(tmp_path, run_in_repo):
     work = tmp_path / "work"
     command = [
         sys.executable,
@@ -139,20 +139,12 @@ def test_train_py_exits_with_the_preempted_code_and_resumes_to_the_end(tmp_path)
     step = int(Path(saved).stem.split("_")[1])
     assert step < 40 * 23
 
-    resumed = subprocess.run(
-        [*command[:-2], "train_cfg.max_epochs=1", "--resume"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    resumed = run_in_repo([*command[:-2], "train_cfg.max_epochs=1", "--resume"], env=env)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert f"resumed from {saved}" in resumed.stdout + resumed.stderr
 
 
-def test_a_second_signal_ends_a_process_that_does_not_reach_a_boundary():
+def test_a_second_signal_ends_a_process_that_does_not_reach_a_boundary(run_in_repo):
     script = """
 import os, signal, time
 from types import SimpleNamespace
@@ -166,8 +158,6 @@ os.kill(os.getpid(), signal.SIGTERM)
 time.sleep(5)
 print('still alive')
 """
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = run_in_repo([sys.executable, "-c", script], timeout=60)
     assert done.stdout.split() == ["noted", str(int(signal.SIGTERM))]
     assert done.returncode == -signal.SIGTERM

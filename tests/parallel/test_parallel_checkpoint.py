@@ -1,9 +1,7 @@
 """Model and optimizer state in one process: the state dict functions, sharded checkpoints
 saved and loaded without a process group, and the consolidate tool."""
 
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -21,7 +19,6 @@ from runnerx.parallel import (
     save_sharded_checkpoint,
 )
 
-ROOT = Path(__file__).parents[2]
 VOCAB, LENGTH = 32, 8
 
 
@@ -77,16 +74,12 @@ def test_a_sharded_checkpoint_round_trips_in_one_process(tmp_path):
     assert fresh_optim.loss_scaler.get_scale() == 1024.0
 
 
-def test_the_consolidate_tool_writes_one_file_that_loads_into_a_plain_model(tmp_path):
+def test_the_consolidate_tool_writes_one_file_that_loads_into_a_plain_model(tmp_path, run_in_repo):
     model, optim_wrapper = trained()
     save_sharded_checkpoint(tmp_path / "shards", model, optim_wrapper, extra={"meta": {"iter": 2}})
     out_file = tmp_path / "whole.pth"
-    result = subprocess.run(
-        [sys.executable, "tools/consolidate_checkpoint.py", str(tmp_path / "shards"), out_file],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
+    result = run_in_repo(
+        [sys.executable, "tools/consolidate_checkpoint.py", str(tmp_path / "shards"), out_file]
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "wrote" in result.stdout

@@ -11,30 +11,16 @@ import torch.distributed as dist
 
 from runnerx.dist.launch import shutdown_dist
 from runnerx.logging import MessageHub
-from runnerx.model.examples import CharTransformerLM
 from runnerx.optim import AmpOptimWrapper, OptimWrapper
 from runnerx.parallel import DistributedDataParallelModel, model_state_dict, prepare_model
-
-WORLD_SIZE = 2
-HALF = 2  # samples per rank and step; one process takes 2 * HALF
-STEPS = 4
-VOCAB, LENGTH = 32, 8
-
-
-def make_model():
-    torch.manual_seed(0)
-    return CharTransformerLM(vocab_size=VOCAB, block_size=LENGTH, n_layer=2, n_head=2, n_embd=16)
-
-
-def batches():
-    """STEPS whole batches of 2 * HALF token sequences (targets: the inputs shifted)."""
-    generator = torch.Generator().manual_seed(1)
-    tokens = torch.randint(0, VOCAB, (STEPS, 2 * HALF, LENGTH + 1), generator=generator)
-    return [dict(inputs=seq[:, :-1], data_samples=seq[:, 1:]) for seq in tokens]
-
-
-def rank_share(batch, rank):
-    return {key: value[rank * HALF : (rank + 1) * HALF] for key, value in batch.items()}
+from tests.parallel.ranks_common import (
+    WORLD_SIZE,
+    assert_same_tensors,
+    batches,
+    make_model,
+    rank_share,
+    train,
+)
 
 
 def make_optim_wrapper(model, kind="plain", accumulative_counts=1):
@@ -44,14 +30,6 @@ def make_optim_wrapper(model, kind="plain", accumulative_counts=1):
             dtype="bfloat16", optimizer=optimizer, accumulative_counts=accumulative_counts
         )
     return OptimWrapper(optimizer, accumulative_counts=accumulative_counts)
-
-
-def train(model, optim_wrapper, data, after_first_step=None):
-    optim_wrapper.initialize_count_status(model, 0, len(data))
-    for index, batch in enumerate(data):
-        model.train_step(batch, optim_wrapper)
-        if index == 0 and after_first_step is not None:
-            after_first_step()
 
 
 def single_process(kind="plain", accumulative_counts=1):
@@ -116,14 +94,6 @@ def outcomes(tmp_path_factory, spawn_ranks):
     return spawn_ranks(run_rank, tmp_path_factory.mktemp("ddp"), WORLD_SIZE, timeout=120)
 
 
-def assert_same_weights(actual, expected, atol):
-    assert actual.keys() == expected.keys()
-    for key, value in expected.items():
-        torch.testing.assert_close(
-            actual[key], value, atol=atol, rtol=0, msg=lambda m, k=key: f"{k}: {m}"
-        )
-
-
 def test_distributed_runs_are_wrapped_in_ddp_by_default(outcomes):
     assert outcomes[0]["default_wrapper"] == "DistributedDataParallelModel"
 
@@ -132,7 +102,7 @@ def test_distributed_runs_are_wrapped_in_ddp_by_default(outcomes):
 def test_two_ranks_end_with_the_weights_of_one_process_with_the_whole_batch(outcomes, scenario):
     expected = single_process()
     for outcome in outcomes:
-        assert_same_weights(outcome[scenario], expected, atol=1e-5)
+        assert_same_tensors(outcome[scenario], expected, atol=1e-5)
     # the steps changed the weights: the comparison is not of two untouched models
     assert not torch.equal(expected["head.weight"], make_model().state_dict()["head.weight"])
 
@@ -149,14 +119,14 @@ def test_accumulation_skips_the_all_reduce_until_the_last_micro_step(outcomes):
     # ... and after the window both hold the update of one process accumulating whole batches
     expected = single_process(accumulative_counts=2)
     for outcome in outcomes:
-        assert_same_weights(outcome["accumulate"], expected, atol=1e-5)
+        assert_same_tensors(outcome["accumulate"], expected, atol=1e-5)
 
 
 def test_bf16_autocast_under_ddp_matches_one_process_in_bf16(outcomes):
     expected = single_process("bf16")
     for outcome in outcomes:
-        assert_same_weights(outcome["bf16"], expected, atol=2e-2)
-    assert_same_weights(outcomes[0]["bf16"], outcomes[1]["bf16"], atol=0)
+        assert_same_tensors(outcome["bf16"], expected, atol=2e-2)
+    assert_same_tensors(outcomes[0]["bf16"], outcomes[1]["bf16"], atol=0)
 
 
 def test_sync_bn_is_refused_in_a_distributed_cpu_run(outcomes):

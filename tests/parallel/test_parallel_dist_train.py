@@ -3,18 +3,15 @@ the checkpoint they write loads in a single process (tools/test.py)."""
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).parents[2]
 
-
-def test_dist_train_then_single_process_test(tmp_path, free_port):
+def test_dist_train_then_single_process_test(tmp_path, free_port, run_in_repo):
     work = tmp_path / "work"
     env = dict(os.environ, PORT=str(free_port()), OMP_NUM_THREADS="1")
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"  # this venv's python
-    train = subprocess.run(
+    train = run_in_repo(
         [
             "bash",
             "tools/dist_train.sh",
@@ -26,12 +23,7 @@ def test_dist_train_then_single_process_test(tmp_path, free_port):
             "train_cfg.max_epochs=2",
             "param_scheduler.1.end=2",
         ],
-        cwd=ROOT,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
     assert train.returncode == 0, train.stderr[-5000:]
     assert (
@@ -43,7 +35,7 @@ def test_dist_train_then_single_process_test(tmp_path, free_port):
     ]
     trained = [row["accuracy/top1"] for row in rows if "accuracy/top1" in row][-1]
 
-    test = subprocess.run(
+    test = run_in_repo(
         [
             sys.executable,
             "tools/test.py",
@@ -51,12 +43,7 @@ def test_dist_train_then_single_process_test(tmp_path, free_port):
             str(work / "epoch_2.pth"),
             "--work-dir",
             str(tmp_path / "test"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+        ]
     )
     assert test.returncode == 0, test.stderr[-5000:]
     (test_dir,) = (tmp_path / "test").iterdir()

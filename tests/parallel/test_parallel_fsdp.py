@@ -4,10 +4,8 @@ load back and consolidate into one file."""
 
 import os
 import pickle
-import subprocess
 import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 import torch
@@ -16,7 +14,6 @@ import torch.distributed as dist
 from runnerx.checkpoint.io import load_checkpoint
 from runnerx.dist.launch import shutdown_dist
 from runnerx.logging import MessageHub
-from runnerx.model.examples import CharTransformerLM
 from runnerx.optim import AmpOptimWrapper, OptimWrapper
 from runnerx.parallel import (
     load_model_state_dict,
@@ -28,12 +25,16 @@ from runnerx.parallel import (
     save_sharded_checkpoint,
     unwrap,
 )
+from tests.parallel.ranks_common import (
+    STEPS,
+    WORLD_SIZE,
+    assert_same_tensors,
+    batches,
+    make_model,
+    rank_share,
+    train,
+)
 
-ROOT = Path(__file__).parents[2]
-WORLD_SIZE = 2
-HALF = 2  # samples per rank and step; one process takes 2 * HALF
-STEPS = 4
-VOCAB, LENGTH = 32, 8
 BLOCKS = ["TransformerBlock"]
 SCENARIOS = {
     # name: (strategy, optim wrapper options)
@@ -53,21 +54,6 @@ COMPILED = dict(
 )
 
 
-def make_model():
-    torch.manual_seed(0)
-    return CharTransformerLM(vocab_size=VOCAB, block_size=LENGTH, n_layer=2, n_head=2, n_embd=16)
-
-
-def batches():
-    generator = torch.Generator().manual_seed(1)
-    tokens = torch.randint(0, VOCAB, (STEPS, 2 * HALF, LENGTH + 1), generator=generator)
-    return [dict(inputs=seq[:, :-1], data_samples=seq[:, 1:]) for seq in tokens]
-
-
-def rank_share(batch, rank):
-    return {key: value[rank * HALF : (rank + 1) * HALF] for key, value in batch.items()}
-
-
 def make_optim_wrapper(model, kind="plain", accumulative_counts=1, clip=False, optimizer="adamw"):
     if optimizer == "sgd":
         optimizer = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
@@ -79,14 +65,6 @@ def make_optim_wrapper(model, kind="plain", accumulative_counts=1, clip=False, o
     if kind == "bf16":
         return AmpOptimWrapper(dtype="bfloat16", optimizer=optimizer, **options)
     return OptimWrapper(optimizer, **options)
-
-
-def train(model, optim_wrapper, data, after_first_step=None):
-    optim_wrapper.initialize_count_status(unwrap(model), 0, len(data))
-    for index, batch in enumerate(data):
-        model.train_step(batch, optim_wrapper)
-        if index == 0 and after_first_step is not None:
-            after_first_step()
 
 
 def single_process(**optim_options):
@@ -192,14 +170,6 @@ def run(tmp_path_factory, spawn_ranks):
     return out_dir, spawn_ranks(run_rank, out_dir, WORLD_SIZE, timeout=150)
 
 
-def assert_same_tensors(actual, expected, atol):
-    assert actual.keys() == expected.keys()
-    for key, value in expected.items():
-        torch.testing.assert_close(
-            actual[key], value, atol=atol, rtol=0, msg=lambda m, k=key: f"{k}: {m}"
-        )
-
-
 def assert_same_optimizer_state(actual, expected, atol=0.0):
     assert actual["state"].keys() == expected["state"].keys()
     for name, entry in expected["state"].items():
@@ -294,15 +264,11 @@ def test_a_sharded_checkpoint_loads_back_into_a_sharded_model(run):
     assert extra == {"meta": {"iter": STEPS}}
 
 
-def test_consolidate_tool_turns_the_shards_into_one_file(run, tmp_path):
+def test_consolidate_tool_turns_the_shards_into_one_file(run, tmp_path, run_in_repo):
     out_dir, outcomes = run
     out_file = tmp_path / "consolidated.pth"
-    result = subprocess.run(
-        [sys.executable, "tools/consolidate_checkpoint.py", str(out_dir / "sharded"), out_file],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
+    result = run_in_repo(
+        [sys.executable, "tools/consolidate_checkpoint.py", str(out_dir / "sharded"), out_file]
     )
     assert result.returncode == 0, result.stderr[-3000:]
     checkpoint = load_checkpoint(out_file)

@@ -18,13 +18,17 @@ from runnerx.runner import Runner
 ROOT = Path(__file__).parents[2]
 
 
-def run_tool(*args: str) -> subprocess.CompletedProcess:
-    """Run ``python tools/...`` as a user would; fail with its output on error."""
-    result = subprocess.run(
-        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
-    )
-    assert result.returncode == 0, f"{args}:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-    return result
+@pytest.fixture
+def run_tool(run_in_repo):
+    """``run_tool(*args)``: run ``python tools/...`` as a user would; fail with its output on
+    error."""
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        result = run_in_repo([sys.executable, *args])
+        assert result.returncode == 0, f"{args}:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+        return result
+
+    return run
 
 
 def scalars(work_dir: Path) -> list[dict]:
@@ -33,7 +37,7 @@ def scalars(work_dir: Path) -> list[dict]:
     return [json.loads(line) for line in lines]
 
 
-def test_tools_train_writes_the_work_dir_layout(tmp_path):
+def test_tools_train_writes_the_work_dir_layout(tmp_path, run_tool):
     work = tmp_path / "work"
     result = run_tool("tools/train.py", "configs/digits_convnet.py", "--work-dir", str(work))
     accuracies = [row["accuracy/top1"] for row in scalars(work) if "accuracy/top1" in row]
@@ -53,7 +57,7 @@ def test_tools_train_writes_the_work_dir_layout(tmp_path):
     assert "loss" in result.stderr + result.stdout + log_text
 
 
-def test_tools_test_evaluates_a_checkpoint(tmp_path):
+def test_tools_test_evaluates_a_checkpoint(tmp_path, run_tool):
     work = tmp_path / "work"
     run_tool(
         "tools/train.py",

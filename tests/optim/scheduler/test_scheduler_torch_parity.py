@@ -6,6 +6,15 @@ import torch.optim.lr_scheduler as torch_schedulers
 from runnerx.optim import scheduler as ours
 
 STEPS = 60
+# a linear three-phase cycle, the same for ours and torch's OneCycleLR
+THREE_PHASE = dict(
+    total_steps=STEPS,
+    pct_start=0.25,
+    anneal_strategy="linear",
+    div_factor=10.0,
+    final_div_factor=100.0,
+    three_phase=True,
+)
 
 # (ours, torch): MMEngine's `end` is one past torch's `total_iters`, its last changing step.
 LR_CASES = {
@@ -44,27 +53,8 @@ LR_CASES = {
         ),
     ),
     "OneCycleLR-linear-three-phase": (
-        lambda o: ours.OneCycleLR(
-            o,
-            eta_max=0.4,
-            total_steps=STEPS,
-            pct_start=0.25,
-            anneal_strategy="linear",
-            div_factor=10.0,
-            final_div_factor=100.0,
-            three_phase=True,
-        ),
-        lambda o: torch_schedulers.OneCycleLR(
-            o,
-            max_lr=0.4,
-            total_steps=STEPS,
-            pct_start=0.25,
-            anneal_strategy="linear",
-            div_factor=10.0,
-            final_div_factor=100.0,
-            three_phase=True,
-            cycle_momentum=False,
-        ),
+        lambda o: ours.OneCycleLR(o, eta_max=0.4, **THREE_PHASE),
+        lambda o: torch_schedulers.OneCycleLR(o, max_lr=0.4, cycle_momentum=False, **THREE_PHASE),
     ),
 }
 
