@@ -1,55 +1,43 @@
 """DefaultSampler and InfiniteSampler in two real processes (gloo on CPU)."""
 
-import json
-import socket
+import pickle
 from itertools import islice
 from pathlib import Path
 
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from runnerx.data import DefaultSampler, InfiniteSampler
+from runnerx.dist.launch import shutdown_dist
 
 DATASET = list(range(11))  # 11 samples over 2 ranks: round_up pads one
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def sample_on_rank(rank: int, world_size: int, port: int, out_dir: str) -> None:
-    dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size
+def sample_on_rank(rank: int, out_dir: str) -> None:
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    seeded = DefaultSampler(DATASET, shuffle=True, seed=3)
+    results = dict(
+        rank_world=[seeded.rank, seeded.world_size],
+        length=len(seeded),
+        epoch0=list(seeded),
+        epoch0_again=list(seeded),
     )
-    try:
-        seeded = DefaultSampler(DATASET, shuffle=True, seed=3)
-        results = dict(
-            rank_world=[seeded.rank, seeded.world_size],
-            length=len(seeded),
-            epoch0=list(seeded),
-            epoch0_again=list(seeded),
-        )
-        seeded.set_epoch(1)
-        results["epoch1"] = list(seeded)
-        results["no_round_up"] = list(DefaultSampler(DATASET, seed=3, round_up=False))
-        unseeded = DefaultSampler(DATASET, shuffle=True, seed=None)
-        results["unseeded_seed"] = unseeded.seed
-        results["unseeded"] = list(unseeded)
-        results["infinite"] = list(islice(InfiniteSampler(DATASET, seed=5), 17))
-        Path(out_dir, f"rank{rank}.json").write_text(json.dumps(results))
-    finally:
-        dist.destroy_process_group()
+    seeded.set_epoch(1)
+    results["epoch1"] = list(seeded)
+    results["no_round_up"] = list(DefaultSampler(DATASET, seed=3, round_up=False))
+    unseeded = DefaultSampler(DATASET, shuffle=True, seed=None)
+    results["unseeded_seed"] = unseeded.seed
+    results["unseeded"] = list(unseeded)
+    results["infinite"] = list(islice(InfiniteSampler(DATASET, seed=5), 17))
+    Path(out_dir, f"rank{rank}.pkl").write_bytes(pickle.dumps(results))
+    shutdown_dist()
 
 
 def interleave(per_rank: list[list[int]]) -> list[int]:
     return [index for group in zip(*per_rank) for index in group]
 
 
-def test_samplers_split_the_data_between_two_real_ranks(tmp_path):
-    mp.spawn(sample_on_rank, args=(2, free_port(), str(tmp_path)), nprocs=2, join=True)
-    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+def test_samplers_split_the_data_between_two_real_ranks(tmp_path, spawn_ranks):
+    ranks = spawn_ranks(sample_on_rank, tmp_path, world_size=2, timeout=120)
 
     assert [r["rank_world"] for r in ranks] == [[0, 2], [1, 2]]
     assert [r["length"] for r in ranks] == [6, 6]

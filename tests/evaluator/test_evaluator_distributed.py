@@ -3,15 +3,13 @@ dataset, and both get the metrics a single process gets from all of it."""
 
 import os
 import pickle
-import socket
-import time
 from datetime import timedelta
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
+from runnerx.dist.launch import shutdown_dist
 from runnerx.evaluator import Accuracy, BaseMetric, Evaluator, Perplexity
 
 WORLD_SIZE = 2
@@ -75,8 +73,7 @@ def evaluate(shares, size, as_batches):
     return evaluator.evaluate(size)
 
 
-def run_rank(rank, port, out_dir):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+def run_rank(rank, out_dir):
     dist.init_process_group("gloo", rank=rank, world_size=WORLD_SIZE, timeout=timedelta(seconds=60))
     samples = dataset()
     outcome = {}
@@ -93,34 +90,12 @@ def run_rank(rank, port, out_dir):
         outcome["failure"] = f"{type(err).__name__}: {err}"
     with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
         pickle.dump(outcome, file)
-    dist.destroy_process_group()
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def spawn_ranks(out_dir, timeout=120):
-    context = mp.spawn(run_rank, args=(free_port(), str(out_dir)), nprocs=WORLD_SIZE, join=False)
-    deadline = time.monotonic() + timeout
-    while not context.join(timeout=1):
-        if time.monotonic() > deadline:
-            for process in context.processes:
-                process.kill()
-            pytest.fail(f"the ranks did not finish within {timeout} s")
+    shutdown_dist()
 
 
 @pytest.fixture(scope="module")
-def rank_outcomes(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("ranks")
-    spawn_ranks(out_dir)
-    outcomes = []
-    for rank in range(WORLD_SIZE):
-        with open(out_dir / f"rank{rank}.pkl", "rb") as file:
-            outcomes.append(pickle.load(file))
-    return outcomes
+def rank_outcomes(tmp_path_factory, spawn_ranks):
+    return spawn_ranks(run_rank, tmp_path_factory.mktemp("ranks"), WORLD_SIZE, timeout=120)
 
 
 @pytest.mark.parametrize("scenario", ["uneven", "padded"])

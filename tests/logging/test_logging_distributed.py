@@ -2,76 +2,68 @@
 draws no progress bar."""
 
 import os
+import pickle
 import sys
-from pathlib import Path
 
 import pytest
 import torch.distributed as dist
-import torch.multiprocessing as mp
+
+from runnerx.dist.launch import shutdown_dist
 
 
-def _run_rank(rank: int, world_size: int, folder: str, port: int) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world_size)
-    try:
-        from runnerx.logging import LocalVisBackend, ProgressBar, Visualizer, get_logger
+def run_rank(rank: int, folder: str) -> None:
+    """Log, plot and draw a bar on this rank; pickle the bar's text as the rank's result."""
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    from runnerx.logging import LocalVisBackend, ProgressBar, Visualizer, get_logger
 
-        # the console handler writes to sys.stdout as it is when the logger is made
-        sys.stdout = open(os.path.join(folder, f"console_rank{rank}.txt"), "w")  # noqa: SIM115
-        log_file = os.path.join(folder, f"logs_rank{rank}", "run.log")
-        logger = get_logger("runnerx_dist_test", log_file=log_file)  # rank from the process group
-        logger.info("an info line")
-        logger.warning("a warning line")
+    # the console handler writes to sys.stdout as it is when the logger is made
+    sys.stdout = open(os.path.join(folder, f"console_rank{rank}.txt"), "w")  # noqa: SIM115
+    log_file = os.path.join(folder, f"logs_rank{rank}", "run.log")
+    logger = get_logger("runnerx_dist_test", log_file=log_file)  # rank from the process group
+    logger.info("an info line")
+    logger.warning("a warning line")
 
-        visualizer = Visualizer(
-            vis_backends=[dict(type="LocalVisBackend")],
-            save_dir=os.path.join(folder, f"vis_rank{rank}"),
-        )
-        visualizer.add_scalars({"loss": 1.0}, step=1)
-        LocalVisBackend(os.path.join(folder, f"backend_rank{rank}")).add_scalar("a", 1.0)
+    visualizer = Visualizer(
+        vis_backends=[dict(type="LocalVisBackend")],
+        save_dir=os.path.join(folder, f"vis_rank{rank}"),
+    )
+    visualizer.add_scalars({"loss": 1.0}, step=1)
+    LocalVisBackend(os.path.join(folder, f"backend_rank{rank}")).add_scalar("a", 1.0)
 
-        class Terminal:
-            def __init__(self) -> None:
-                self.text = ""
+    class Terminal:
+        def __init__(self) -> None:
+            self.text = ""
 
-            def isatty(self) -> bool:
-                return True
+        def isatty(self) -> bool:
+            return True
 
-            def write(self, text: str) -> None:
-                self.text += text
+        def write(self, text: str) -> None:
+            self.text += text
 
-            def flush(self) -> None:
-                pass
+        def flush(self) -> None:
+            pass
 
-        terminal = Terminal()
-        bar = ProgressBar(2, stream=terminal)
-        bar.update()
-        bar.update()
-        bar.close()
-        with open(os.path.join(folder, f"bar_rank{rank}.txt"), "w") as file:
-            file.write(terminal.text)
-        sys.stdout.flush()
-        dist.barrier()
-    finally:
-        dist.destroy_process_group()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    terminal = Terminal()
+    bar = ProgressBar(2, stream=terminal)
+    bar.update()
+    bar.update()
+    bar.close()
+    with open(os.path.join(folder, f"rank{rank}.pkl"), "wb") as file:
+        pickle.dump(terminal.text, file)
+    sys.stdout.flush()
+    shutdown_dist()
 
 
 @pytest.fixture(scope="module")
-def ranks_folder(tmp_path_factory):
+def ranks(tmp_path_factory, spawn_ranks):
+    """The folder the two ranks wrote to, and what each drew as a progress bar."""
     folder = tmp_path_factory.mktemp("dist")
-    with pytest.MonkeyPatch.context() as patch:
-        # the spawned processes import this module by its name, from the parent's sys.path
-        patch.syspath_prepend(str(Path(__file__).parents[2]))
-        mp.spawn(_run_rank, args=(2, str(folder), _free_port()), nprocs=2, join=True)
-    return folder
+    return folder, spawn_ranks(run_rank, folder, world_size=2, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def ranks_folder(ranks):
+    return ranks[0]
 
 
 def test_rank0_logs_everything_to_console_and_file(ranks_folder):
@@ -97,6 +89,7 @@ def test_only_rank0_writes_vis_data(ranks_folder):
     assert not (ranks_folder / "backend_rank1").exists()
 
 
-def test_only_rank0_draws_the_progress_bar(ranks_folder):
-    assert "2/2" in (ranks_folder / "bar_rank0.txt").read_text()
-    assert (ranks_folder / "bar_rank1.txt").read_text() == ""
+def test_only_rank0_draws_the_progress_bar(ranks):
+    bars = ranks[1]
+    assert "2/2" in bars[0]
+    assert bars[1] == ""

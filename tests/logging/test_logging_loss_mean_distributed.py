@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch import nn
 
+from runnerx.dist.launch import shutdown_dist
 from runnerx.hooks import Hook
 from runnerx.model import BaseModel
 from runnerx.registry import MODELS
@@ -43,7 +44,8 @@ class RecordOutputs(Hook):
         self.outputs.append({key: float(value) for key, value in outputs.items()})
 
 
-def run_rank(rank, out_dir):
+def train(rank, out_dir):
+    """Train on this rank; return its own outputs of every iteration."""
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
     from runnerx.runner import Runner
@@ -69,12 +71,14 @@ def run_rank(rank, out_dir):
         experiment_name="loss_mean",
     )
     runner.train()
-    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
-        pickle.dump(recorder.outputs, file)
-    import torch.distributed as dist
+    return recorder.outputs
 
-    dist.barrier()
-    dist.destroy_process_group()
+
+def run_rank(rank, out_dir):
+    outputs = train(rank, out_dir)  # the Runner is gone before the process group
+    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
+        pickle.dump(outputs, file)
+    shutdown_dist()
 
 
 @pytest.fixture(scope="module")
