@@ -50,7 +50,12 @@ class BaseLoop:
 
     def __init__(self, runner: Any, dataloader: Any) -> None:
         self.runner = runner
-        self.dataloader = runner.build_dataloader(dataloader, cfg_key=f"{self.mode}_dataloader")
+        self.dataloader = runner.build_dataloader(
+            dataloader,
+            seed=runner.seed,
+            diff_rank_seed=runner._randomness_cfg.get("diff_rank_seed", False),
+            cfg_key=f"{self.mode}_dataloader",
+        )
 
 
 class _TrainLoop(BaseLoop):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import os
 from typing import Any
 
@@ -81,7 +82,7 @@ class Runner:
         randomness = dict(randomness or {})
         check_keys(randomness, RANDOMNESS_KEYS, "randomness")
         self.seed = set_random_seed(**randomness)
-        self._randomness = randomness
+        self._randomness_cfg = randomness  # MMEngine's name: its loops read it
 
         self.work_dir = os.path.abspath(work_dir)
         # rank 0 names and creates the run's folder; every rank logs under that name
@@ -134,43 +135,20 @@ class Runner:
 
     @classmethod
     def from_cfg(cls, cfg: Config | dict) -> Runner:
-        """Build a Runner from a whole config (MMEngine's keys; see docs/runner.md)."""
+        """Build a Runner from a whole config: each argument of ``__init__`` is read from the
+        config key of its name (MMEngine's keys; see docs/runner.md), so a ``runner_type``
+        subclass gets its own extra arguments from the config too."""
         cfg = cfg if isinstance(cfg, Config) else Config(cfg)
-        if "work_dir" not in cfg:
-            raise KeyError(
-                "the config has no work_dir: set work_dir='work_dirs/<name>' in it, or pass "
-                "--work-dir to tools/train.py"
-            )
-        return cls(
-            model=cfg["model"],
-            work_dir=cfg["work_dir"],
-            train_dataloader=cfg.get("train_dataloader"),
-            val_dataloader=cfg.get("val_dataloader"),
-            test_dataloader=cfg.get("test_dataloader"),
-            train_cfg=cfg.get("train_cfg"),
-            val_cfg=cfg.get("val_cfg"),
-            test_cfg=cfg.get("test_cfg"),
-            auto_scale_lr=cfg.get("auto_scale_lr"),
-            optim_wrapper=cfg.get("optim_wrapper"),
-            param_scheduler=cfg.get("param_scheduler"),
-            val_evaluator=cfg.get("val_evaluator"),
-            test_evaluator=cfg.get("test_evaluator"),
-            default_hooks=cfg.get("default_hooks"),
-            custom_hooks=cfg.get("custom_hooks"),
-            data_preprocessor=cfg.get("data_preprocessor"),
-            load_from=cfg.get("load_from"),
-            resume=cfg.get("resume", False),
-            launcher=cfg.get("launcher", "none"),
-            env_cfg=cfg.get("env_cfg"),
-            log_processor=cfg.get("log_processor"),
-            log_level=cfg.get("log_level", "INFO"),
-            visualizer=cfg.get("visualizer"),
-            default_scope=cfg.get("default_scope"),
-            randomness=cfg.get("randomness"),
-            experiment_name=cfg.get("experiment_name"),
-            cfg=cfg,
-            unsafe_load=cfg.get("unsafe_load", False),
-        )
+        kwargs: dict[str, Any] = {"cfg": cfg}
+        for parameter in _init_parameters(cls):
+            name = parameter.name
+            if name in kwargs:
+                continue
+            if name not in cfg and parameter.default is parameter.empty:
+                hint = " or pass --work-dir to tools/train.py" if name == "work_dir" else ""
+                raise KeyError(f"the config has no {name}: {cls.__name__} needs it (set it{hint})")
+            kwargs[name] = cfg.get(name, parameter.default)
+        return cls(**kwargs)
 
     # ----------------------------------------------------------------- set-up pieces
 
@@ -278,18 +256,19 @@ class Runner:
 
     # ----------------------------------------------------------------- building on demand
 
-    def build_dataloader(self, dataloader: Any, cfg_key: str = "dataloader") -> Any:
-        """A DataLoader from a config dict (or the object itself)."""
-        if not isinstance(dataloader, dict):
-            return dataloader
+    @staticmethod
+    def build_dataloader(
+        dataloader: Any,
+        seed: int | None = None,
+        diff_rank_seed: bool = False,
+        cfg_key: str = "dataloader",
+    ) -> Any:
+        """A DataLoader from a config dict (or the object itself), static as in MMEngine:
+        ``Runner.build_dataloader(cfg.test_dataloader)`` works in a script. The loops pass
+        the Runner's ``seed`` and ``diff_rank_seed`` (see ``runnerx.data.build_dataloader``)."""
         from runnerx.data import build_dataloader
 
-        return build_dataloader(
-            dataloader,
-            seed=self.seed,
-            diff_rank_seed=self._randomness.get("diff_rank_seed", False),
-            cfg_key=cfg_key,
-        )
+        return build_dataloader(dataloader, seed, diff_rank_seed, cfg_key)
 
     def build_evaluator(self, evaluator: Any, key: str = "val_evaluator") -> Any:
         """An Evaluator from a config (metric dict, list, Evaluator dict) or object."""
@@ -488,6 +467,22 @@ class Runner:
             load_or_resume(
                 self, self._resume if self._train_loop_cfg[1] else False, self._load_from
             )
+
+
+def _init_parameters(cls: type) -> list[inspect.Parameter]:
+    """The named arguments of ``cls.__init__``, and of its bases' while it passes
+    ``**kwargs`` on (a subclass's ``__init__(self, *args, extra=1, **kwargs)``)."""
+    found: dict[str, inspect.Parameter] = {}
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        parameters = list(inspect.signature(klass.__init__).parameters.values())[1:]
+        for parameter in parameters:
+            if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                found.setdefault(parameter.name, parameter)
+        if all(parameter.kind is not parameter.VAR_KEYWORD for parameter in parameters):
+            break
+    return list(found.values())
 
 
 def _check_all_or_none(stage: str, **parts: Any) -> None:

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from runnerx import HOOKS, MODELS, Config
+from runnerx import HOOKS, MODELS, RUNNERS, Config
 from runnerx.hooks import HOOK_POINTS, Hook
 from runnerx.model import BaseModel
 from runnerx.runner import Runner
+from runnerx.runner.cli import build_runner
 
 ROOT = Path(__file__).parents[2]
 
@@ -233,6 +234,47 @@ def test_runners_built_before_either_trains_keep_their_logs_and_state_apart(tmp_
         assert log.count("Adjusting parameter value of group 0") == 1
         iters = len(runner.train_dataloader)
         assert runner.message_hub.get_scalar("train/grad_norm").count == iters
+
+
+@RUNNERS.register_module()
+class RunnerWithAnOption(Runner):
+    """A runner_type subclass with an argument of its own."""
+
+    def __init__(self, *args, shout: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.shout = shout
+
+
+def test_runner_type_builds_the_subclass_with_its_own_config_keys(digits_cfg):
+    digits_cfg.runner_type = "RunnerWithAnOption"
+    digits_cfg.shout = True
+    runner = build_runner(digits_cfg)
+    assert type(runner) is RunnerWithAnOption and runner.shout is True
+    assert runner.cfg is digits_cfg and runner.experiment_name.startswith("digits_convnet_")
+    del digits_cfg.shout
+    assert RunnerWithAnOption.from_cfg(digits_cfg).shout is False  # the default
+    digits_cfg.runner_type = "RunnerThatIsNot"
+    with pytest.raises(KeyError, match="'RunnerThatIsNot' is not a registered runner"):
+        build_runner(digits_cfg)
+
+
+def test_from_cfg_names_a_missing_required_key(digits_cfg):
+    del digits_cfg.work_dir
+    with pytest.raises(KeyError, match="no work_dir: Runner needs it .* pass --work-dir"):
+        Runner.from_cfg(digits_cfg)
+
+
+def test_build_dataloader_is_static_as_in_mmengine_and_loops_pass_the_seed(digits_cfg):
+    loader = Runner.build_dataloader(digits_cfg.train_dataloader)  # as scripts call it
+    assert len(loader) == 23 and loader.generator is None
+    runner = Runner.from_cfg(digits_cfg)
+    # what an MMEngine loop's __init__ calls
+    seeded = runner.build_dataloader(
+        digits_cfg.train_dataloader,
+        seed=runner.seed,
+        diff_rank_seed=runner._randomness_cfg.get("diff_rank_seed", False),
+    )
+    assert seeded.sampler.seed == runner.seed == runner.train_dataloader.sampler.seed
 
 
 def test_iteration_based_loop_counts_and_validates(digits_cfg):
