@@ -36,11 +36,12 @@ from .environment import (
     set_random_seed,
     setup_env,
 )
-from .loops import EpochBasedTrainLoop, TestLoop, ValLoop, build_eval_loop, build_train_loop
+from .loops import EpochBasedTrainLoop
+from .mmengine_api import MMEngineRunnerAPI
 
 
 @RUNNERS.register_module()
-class Runner:
+class Runner(MMEngineRunnerAPI):
     """Runs training, validation and test from MMEngine's arguments (see ``from_cfg``)."""
 
     def __init__(
@@ -130,8 +131,7 @@ class Runner:
         self.optim_wrapper = optim_wrapper
         self._auto_scale_lr = auto_scale_lr
         self.param_schedulers = param_scheduler
-        if self.cfg.filename is not None and self.rank == 0:
-            self.cfg.dump(os.path.join(self.log_dir, os.path.basename(self.cfg.filename)))
+        self.dump_config()
 
     @classmethod
     def from_cfg(cls, cfg: Config | dict) -> Runner:
@@ -280,26 +280,26 @@ class Runner:
     def train_loop(self) -> Any:
         """The training loop, built from ``train_cfg`` the first time it is needed."""
         if self._train_loop is None:
-            dataloader, loop_cfg = self._train_loop_cfg
+            loop_cfg = self._train_loop_cfg[1]
             if loop_cfg is None:
                 raise RuntimeError(
                     "this Runner has no train_cfg / train_dataloader: it cannot train"
                 )
-            self._train_loop = build_train_loop(self, dataloader, loop_cfg)
+            self._train_loop = self.build_train_loop(loop_cfg)
         return self._train_loop
 
     @property
     def val_loop(self) -> Any:
         """The validation loop, or None when the config has no validation."""
         if self._val_loop is None and self._val_loop_cfg[1] is not None:
-            self._val_loop = build_eval_loop(self, *self._val_loop_cfg, default=ValLoop)
+            self._val_loop = self.build_val_loop(self._val_loop_cfg[1])
         return self._val_loop
 
     @property
     def test_loop(self) -> Any:
         """The test loop, or None when the config has no test."""
         if self._test_loop is None and self._test_loop_cfg[1] is not None:
-            self._test_loop = build_eval_loop(self, *self._test_loop_cfg, default=TestLoop)
+            self._test_loop = self.build_test_loop(self._test_loop_cfg[1])
         return self._test_loop
 
     @property
@@ -351,26 +351,18 @@ class Runner:
 
     def train(self) -> nn.Module:
         """Train (validating as ``train_cfg`` says) and return the model."""
-        from runnerx.optim import build_optim_wrapper, scale_lr
-        from runnerx.optim.scheduler import build_param_schedulers
+        from runnerx.optim import scale_lr
 
         self._make_current()
         loop = self.train_loop
         optim_cfg = self.optim_wrapper
-        if isinstance(optim_cfg, dict):
-            if self._auto_scale_lr and self._auto_scale_lr.get("enable", False):
-                real_batch = self.world_size * loop.dataloader.batch_size
-                optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
-            self.optim_wrapper = build_optim_wrapper(self.model, optim_cfg)
+        if isinstance(optim_cfg, dict) and (self._auto_scale_lr or {}).get("enable", False):
+            real_batch = self.world_size * loop.dataloader.batch_size
+            optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
+        self.optim_wrapper = self.build_optim_wrapper(optim_cfg)
         epoch_length = len(loop.dataloader) if isinstance(loop, EpochBasedTrainLoop) else None
         if self.param_schedulers is not None:
-            self.param_schedulers = build_param_schedulers(
-                self.param_schedulers,
-                self.optim_wrapper,
-                epoch_length=len(loop.dataloader),
-                max_epochs=loop.max_epochs,
-                max_iters=loop.max_iters,
-            )
+            self.param_schedulers = self.build_param_scheduler(self.param_schedulers)
         self.val_loop  # noqa: B018  (build it now so its errors come before training starts)
         self._hook_cache.clear()  # hooks may settle their points anew in before_train
         self.call_hook("before_run")

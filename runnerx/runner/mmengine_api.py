@@ -1,0 +1,128 @@
+"""What MMEngine's Runner offers beyond running, kept for code written against it: read-only
+views (``val_evaluator``, ``val_interval``, ``model_name``, ...) and the ``build_*`` methods
+that scripts and custom loops call. Each works through the Runner's own parts and builders::
+
+    runner = Runner.from_cfg(cfg)
+    runner.val_interval, runner.val_evaluator.metrics, runner.model_name
+    optim_wrapper = runner.build_optim_wrapper(dict(optimizer=dict(type='SGD', lr=0.1)))
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from torch import nn
+
+
+class MMEngineRunnerAPI:
+    """Mixed into :class:`~runnerx.runner.Runner` (see the module docstring)."""
+
+    @property
+    def model_name(self) -> str:
+        """The model's class name (the module inside any DDP/FSDP wrapper)."""
+        return type(self.unwrapped_model).__name__
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether ``randomness.deterministic`` asked for deterministic algorithms."""
+        return bool(self._randomness_cfg.get("deterministic", False))
+
+    @property
+    def val_evaluator(self) -> Any:
+        """The validation loop's evaluator (None without validation)."""
+        return None if self.val_loop is None else self.val_loop.evaluator
+
+    @property
+    def test_evaluator(self) -> Any:
+        """The test loop's evaluator (None without a test)."""
+        return None if self.test_loop is None else self.test_loop.evaluator
+
+    @property
+    def val_interval(self) -> int:
+        """Validate every this many epochs (or iterations) of training."""
+        return self.train_loop.val_interval
+
+    @property
+    def val_begin(self) -> int:
+        """The epoch (or iteration) from which training validates."""
+        return self.train_loop.val_begin
+
+    def build_model(self, model: nn.Module | dict) -> nn.Module:
+        """A module from a config dict (``MODELS``), or the module itself; its weights are not
+        initialised here (the Runner does that when it builds its own model)."""
+        from runnerx.model import build_model
+
+        return build_model(model, init_weights=False)
+
+    def build_optim_wrapper(self, optim_wrapper: Any) -> Any:
+        """An optim wrapper for ``self.model`` from an ``optim_wrapper`` config (one built is
+        returned as it is)."""
+        from runnerx.optim import build_optim_wrapper
+
+        if not isinstance(optim_wrapper, dict):
+            return optim_wrapper
+        return build_optim_wrapper(self.model, optim_wrapper)
+
+    def build_param_scheduler(self, scheduler: Any) -> list | dict:
+        """The schedulers of a ``param_scheduler`` config for ``self.optim_wrapper``, which
+        must be built already (``build_optim_wrapper``)."""
+        from runnerx.optim.scheduler import build_param_schedulers
+
+        if isinstance(self.optim_wrapper, dict) or self.optim_wrapper is None:
+            raise RuntimeError(
+                "build_param_scheduler needs a built optim wrapper: set runner.optim_wrapper = "
+                "runner.build_optim_wrapper(cfg) first"
+            )
+        loop = self.train_loop
+        return build_param_schedulers(
+            scheduler,
+            self.optim_wrapper,
+            epoch_length=len(loop.dataloader),
+            max_epochs=loop.max_epochs,
+            max_iters=loop.max_iters,
+        )
+
+    def build_train_loop(self, loop: Any) -> Any:
+        """A training loop from a ``train_cfg``-style dict, over the training dataloader (a
+        loop object is returned as it is)."""
+        from .loops import build_train_loop
+
+        if not isinstance(loop, dict):
+            return loop
+        return build_train_loop(self, self._train_loop_cfg[0], loop)
+
+    def build_val_loop(self, loop: Any) -> Any:
+        """A validation loop from a ``val_cfg``-style dict, over the validation dataloader
+        and evaluator (a loop object is returned as it is)."""
+        return self._build_eval_loop(loop, self._val_loop_cfg, "ValLoop")
+
+    def build_test_loop(self, loop: Any) -> Any:
+        """A test loop from a ``test_cfg``-style dict, over the test dataloader and
+        evaluator (a loop object is returned as it is)."""
+        return self._build_eval_loop(loop, self._test_loop_cfg, "TestLoop")
+
+    def _build_eval_loop(self, loop: Any, parts: tuple, default: str) -> Any:
+        from . import loops
+
+        if not isinstance(loop, dict):
+            return loop
+        dataloader, _, evaluator = parts
+        return loops.build_eval_loop(self, dataloader, loop, evaluator, getattr(loops, default))
+
+    def get_hooks_info(self) -> str:
+        """The hooks at each point, in the order they run (what the Runner logs at start)."""
+        from runnerx.hooks import format_hook_table
+
+        return format_hook_table(self.hooks)
+
+    def register_custom_hooks(self, hooks: list) -> None:
+        """Add hooks (objects or config dicts), each at its priority."""
+        for hook in hooks:
+            self.register_hook(hook)
+
+    def dump_config(self) -> None:
+        """Write the config to the run's log folder (rank 0; a config read from a file only,
+        as MMEngine does). The Runner does this when it is built."""
+        if self.cfg.filename is not None and self.rank == 0:
+            self.cfg.dump(os.path.join(self.log_dir, os.path.basename(self.cfg.filename)))

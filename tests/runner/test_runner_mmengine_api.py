@@ -1,0 +1,89 @@
+"""The parts of MMEngine's Runner API kept for code written against it (mmengine_api.py)."""
+
+import inspect
+from pathlib import Path
+
+import pytest
+from mmengine.runner import Runner as MMEngineRunner
+from torch import nn
+
+from runnerx.evaluator import Accuracy
+from runnerx.hooks import EmptyCacheHook
+from runnerx.optim import OptimWrapper
+from runnerx.optim.scheduler import CosineAnnealingLR, LinearLR
+from runnerx.runner import Runner, loops
+
+#: MMEngine Runner members runnerx leaves out: its own set-up steps, which runnerx's Runner
+#: does in __init__ from the same arguments and which are not meant to be called again
+NOT_KEPT = {
+    "build_log_processor",
+    "build_logger",
+    "build_message_hub",
+    "build_visualizer",
+    "register_default_hooks",
+    "register_hooks",
+    "scale_lr",
+    "set_randomness",
+    "setup_env",
+    "wrap_model",
+}
+
+
+def test_every_public_member_of_mmengines_runner_is_here_but_its_set_up_steps():
+    theirs = {name for name, _ in inspect.getmembers(MMEngineRunner) if not name.startswith("_")}
+    ours = {name for name, _ in inspect.getmembers(Runner) if not name.startswith("_")}
+    instance_attributes = {"rank", "world_size", "distributed", "seed", "timestamp"}
+    instance_attributes |= {"work_dir", "log_dir"}
+    assert theirs - ours - instance_attributes == NOT_KEPT
+
+
+@pytest.fixture
+def runner(digits_cfg):
+    digits_cfg.train_cfg.val_interval = 2
+    return Runner.from_cfg(digits_cfg)
+
+
+def test_read_only_views(runner):
+    assert runner.model_name == "DigitsConvNet"
+    assert runner.deterministic is False
+    assert runner.val_interval == 2 and runner.val_begin == 1
+    assert runner.val_evaluator is runner.val_loop.evaluator
+    assert isinstance(runner.val_evaluator.metrics[0], Accuracy)
+    assert runner.test_evaluator is runner.test_loop.evaluator
+    assert "before_train_iter:" in runner.get_hooks_info()
+    assert "(VERY_HIGH   ) RuntimeInfoHook" in runner.get_hooks_info()
+
+
+def test_build_methods_make_what_the_runner_would(runner):
+    model = runner.build_model(dict(type="DigitsConvNet"))
+    assert type(model).__name__ == "DigitsConvNet" and model is not runner.model
+    assert runner.build_model(runner.model) is runner.model
+    with pytest.raises(RuntimeError, match="build_optim_wrapper"):
+        runner.build_param_scheduler(dict(type="LinearLR"))  # the optim wrapper is a config
+    runner.optim_wrapper = runner.build_optim_wrapper(dict(optimizer=dict(type="SGD", lr=0.5)))
+    assert isinstance(runner.optim_wrapper, OptimWrapper)
+    assert runner.optim_wrapper.param_groups[0]["lr"] == 0.5
+    assert runner.build_optim_wrapper(runner.optim_wrapper) is runner.optim_wrapper
+    schedulers = runner.build_param_scheduler(runner.cfg.param_scheduler)
+    assert [type(s) for s in schedulers] == [LinearLR, CosineAnnealingLR]
+
+    loop = runner.build_train_loop(dict(by_epoch=False, max_iters=5))
+    assert isinstance(loop, loops.IterBasedTrainLoop) and loop.max_iters == 5
+    assert runner.build_train_loop(loop) is loop
+    assert isinstance(runner.build_val_loop(dict()), loops.ValLoop)
+    assert isinstance(runner.build_test_loop(dict()), loops.TestLoop)
+
+
+def test_register_custom_hooks_and_dump_config(runner):
+    runner.register_custom_hooks([dict(type="EmptyCacheHook", after_iter=True)])
+    (hook,) = [hook for hook in runner.hooks if isinstance(hook, EmptyCacheHook)]
+    assert hook.after_train_iter in runner.hook_methods("after_train_iter")
+    dumped = Path(runner.log_dir, "digits_convnet.py")
+    dumped.unlink()  # written when the Runner was built
+    runner.dump_config()
+    assert "DigitsConvNet" in dumped.read_text()
+
+
+def test_build_model_refuses_anything_but_a_module_or_a_dict(runner):
+    with pytest.raises(TypeError, match="nn.Module or a config dict"):
+        runner.build_model(nn.Linear)
