@@ -26,14 +26,6 @@ class RunLogging:
     log_processor: Any
     visualizer: Any
 
-    def make_current(self) -> None:
-        """Make the logger, the MessageHub and the visualizer the current ones: what
-        ``print_log``, runnerx's own modules and ``get_current_instance()`` reach."""
-        make_logger_current(self.logger)
-        self.message_hub.make_current()
-        if isinstance(self.visualizer, Visualizer):
-            self.visualizer.make_current()
-
 
 def build_run_logging(
     name: str,
@@ -53,8 +45,15 @@ def build_run_logging(
         visualizer = VISUALIZERS.build(
             {"name": name, **(visualizer or DEFAULT_VISUALIZER)}, default_args={"save_dir": log_dir}
         )
-    parts = RunLogging(
-        logger, MessageHub.new_instance(name), log_processor or LogProcessor(), visualizer
-    )
-    parts.make_current()
-    return parts
+    hub = MessageHub.new_instance(name)
+    make_current(logger, hub, visualizer)
+    return RunLogging(logger, hub, log_processor or LogProcessor(), visualizer)
+
+
+def make_current(logger: Any, message_hub: MessageHub, visualizer: Any) -> None:
+    """Make a run's logger, MessageHub and visualizer the current ones: what ``print_log``,
+    runnerx's own modules and ``get_current_instance()`` reach."""
+    make_logger_current(logger)
+    message_hub.make_current()
+    if isinstance(visualizer, Visualizer):
+        visualizer.make_current()

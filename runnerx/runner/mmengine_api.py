@@ -14,6 +14,8 @@ from typing import Any
 
 from torch import nn
 
+from .loops import TestLoop, ValLoop, build_eval_loop, build_train_loop
+
 
 class MMEngineRunnerAPI:
     """Mixed into :class:`~runnerx.runner.Runner` (see the module docstring)."""
@@ -86,8 +88,6 @@ class MMEngineRunnerAPI:
     def build_train_loop(self, loop: Any) -> Any:
         """A training loop from a ``train_cfg``-style dict, over the training dataloader (a
         loop object is returned as it is)."""
-        from .loops import build_train_loop
-
         if not isinstance(loop, dict):
             return loop
         return build_train_loop(self, self._train_loop_cfg[0], loop)
@@ -95,20 +95,18 @@ class MMEngineRunnerAPI:
     def build_val_loop(self, loop: Any) -> Any:
         """A validation loop from a ``val_cfg``-style dict, over the validation dataloader
         and evaluator (a loop object is returned as it is)."""
-        return self._build_eval_loop(loop, self._val_loop_cfg, "ValLoop")
+        return self._build_eval_loop(loop, self._val_loop_cfg, ValLoop)
 
     def build_test_loop(self, loop: Any) -> Any:
         """A test loop from a ``test_cfg``-style dict, over the test dataloader and
         evaluator (a loop object is returned as it is)."""
-        return self._build_eval_loop(loop, self._test_loop_cfg, "TestLoop")
+        return self._build_eval_loop(loop, self._test_loop_cfg, TestLoop)
 
-    def _build_eval_loop(self, loop: Any, parts: tuple, default: str) -> Any:
-        from . import loops
-
+    def _build_eval_loop(self, loop: Any, parts: tuple, default: type) -> Any:
         if not isinstance(loop, dict):
             return loop
         dataloader, _, evaluator = parts
-        return loops.build_eval_loop(self, dataloader, loop, evaluator, getattr(loops, default))
+        return build_eval_loop(self, dataloader, loop, evaluator, default)
 
     def get_hooks_info(self) -> str:
         """The hooks at each point, in the order they run (what the Runner logs at start)."""

@@ -180,7 +180,6 @@ class Runner(MMEngineRunnerAPI):
             log_processor,
             visualizer,
         )
-        self._logging = parts
         self.logger, self.message_hub = parts.logger, parts.message_hub
         self.log_processor, self.visualizer = parts.log_processor, parts.visualizer
         summary = "\n".join(f"    {key}: {value}" for key, value in environment_summary().items())
@@ -405,7 +404,9 @@ class Runner(MMEngineRunnerAPI):
     def _make_current(self) -> None:
         """Let this run's logger, MessageHub, visualizer and default scope be the current
         ones, which another Runner built since this one would otherwise be."""
-        self._logging.make_current()
+        from runnerx.logging.run_logging import make_current
+
+        make_current(self.logger, self.message_hub, self.visualizer)
         if self.default_scope is not None:
             self.default_scope.make_current()
 
