@@ -13,6 +13,7 @@ from torch.utils.data import DataLoader, Subset
 
 from runnerx.config.errors import ConfigKeyError
 from runnerx.data.collate import pseudo_collate
+from runnerx.data.worker_init import SamplerEpoch
 from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
 from runnerx.dist import get_rank, get_world_size
 from runnerx.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, DefaultScope, NotRegisteredError
@@ -54,8 +55,9 @@ def build_dataloader(
     The sampler gets ``dataset`` and ``seed`` as defaults. ``batch_sampler`` (DATA_SAMPLERS)
     is built around the sampler and takes ``batch_size``. ``collate_fn`` and
     ``worker_init_fn`` dicts name a function in FUNCTIONS; their other keys are bound to it.
-    Given a ``seed``, workers are seeded by :func:`worker_init_fn` from it and the rank, and
-    the DataLoader gets its own seeded ``generator`` (unless the config gives one).
+    Given a ``seed``, workers are seeded by :func:`worker_init_fn` from it, the rank and the
+    sampler's epoch, and the DataLoader gets its own seeded ``generator`` (unless the config
+    gives one).
     ``diff_rank_seed=True`` (the caller's seed differs by rank) leaves the sampler's seed to
     rank 0, because the ranks must shuffle alike to split the data between them.
     ``num_batch_per_epoch`` cuts the dataset to that many batches (for quick trials). Other
@@ -95,7 +97,7 @@ def build_dataloader(
     collate_fn = _resolve_function(
         cfg.pop("collate_fn", None) or pseudo_collate, f"{cfg_key}.collate_fn"
     )
-    init_fn = _pop_worker_init_fn(cfg, seed, cfg_key)
+    init_fn = _pop_worker_init_fn(cfg, seed, cfg_key, sampler)
     _drop_worker_only_options(cfg, cfg_key)
     if seed is not None and cfg.get("generator") is None:
         # Its own generator keeps starting an epoch's iterator from drawing on the global
@@ -151,8 +153,9 @@ def _build_dataset(dataset: Any) -> Any:
     return dataset
 
 
-def _pop_worker_init_fn(cfg: dict[str, Any], seed: int | None, cfg_key: str) -> Any:
-    """The configured ``worker_init_fn``, else seeding from ``seed`` and the rank, else None."""
+def _pop_worker_init_fn(cfg: dict[str, Any], seed: int | None, cfg_key: str, sampler: Any) -> Any:
+    """The configured ``worker_init_fn``, else seeding from ``seed``, the rank and the
+    ``sampler``'s epoch, else None."""
     quiet_workers = cfg.pop("disable_subprocess_warning", False)
     if "worker_init_fn" in cfg:
         spec = cfg.pop("worker_init_fn")
@@ -165,6 +168,8 @@ def _pop_worker_init_fn(cfg: dict[str, Any], seed: int | None, cfg_key: str) -> 
         rank=get_rank(),
         seed=seed,
         disable_subprocess_warning=quiet_workers,
+        epoch=SamplerEpoch(sampler),
+        world_size=get_world_size(),
     )
 
 

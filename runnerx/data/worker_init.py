@@ -1,9 +1,11 @@
-"""Seeding of dataloader worker processes, so that random augmentations repeat run to run."""
+"""Seeding of dataloader worker processes, so that random augmentations repeat run to run
+and differ from epoch to epoch."""
 
 from __future__ import annotations
 
 import random
 import warnings
+from typing import Any, SupportsInt
 
 import torch
 
@@ -14,15 +16,20 @@ def worker_init_fn(
     rank: int,
     seed: int,
     disable_subprocess_warning: bool = False,
+    epoch: SupportsInt = 0,
+    world_size: int = 1,
 ) -> None:
     """Seed Python's ``random``, numpy and torch in a dataloader worker.
 
-    The seed is ``num_workers * rank + worker_id + seed``: different for every worker of
-    every rank, the same from one run to the next. ``build_dataloader`` sets this up when
-    it is given a seed (MMEngine's scheme and signature). ``disable_subprocess_warning``
-    silences warnings in all workers but the first.
+    The seed is ``seed + (epoch * world_size + rank) * num_workers + worker_id``: different
+    for every worker of every rank in every epoch, the same from one run to the next. In
+    epoch 0 it is MMEngine's ``seed + num_workers * rank + worker_id``, and so it is for
+    MMEngine's four arguments. ``build_dataloader`` binds ``epoch`` to the sampler's epoch
+    (:class:`SamplerEpoch`), read when the workers start, so workers started anew each epoch
+    draw new augmentations, and a run resumed at an epoch boundary draws what an unbroken run
+    would. ``disable_subprocess_warning`` silences warnings in all workers but the first.
     """
-    worker_seed = num_workers * rank + worker_id + seed
+    worker_seed = seed + (int(epoch) * world_size + rank) * num_workers + worker_id
     random.seed(worker_seed)
     try:  # numpy is optional for torch, and so for runnerx
         import numpy as np
@@ -33,3 +40,24 @@ def worker_init_fn(
     torch.manual_seed(worker_seed)
     if disable_subprocess_warning and worker_id != 0:
         warnings.simplefilter("ignore")
+
+
+class SamplerEpoch:
+    """The epoch a sampler is at (its ``epoch`` attribute, 0 without one), read when asked.
+
+    Bound into the workers' init function: forked workers read it from the sampler they
+    inherit; for workers started by spawn or forkserver it pickles as the plain number it is
+    at that moment, so the sampler (and its dataset) is not pickled with it.
+    """
+
+    def __init__(self, sampler: Any) -> None:
+        self._sampler = sampler
+
+    def __int__(self) -> int:
+        return int(getattr(self._sampler, "epoch", 0))
+
+    def __reduce__(self) -> tuple:
+        return int, (int(self),)
+
+    def __repr__(self) -> str:
+        return f"SamplerEpoch({int(self)})"

@@ -121,8 +121,10 @@ def test_sampler_gets_the_seed_unless_ranks_seed_differently():
     # diff_rank_seed: the ranks' seeds differ, so the sampler's seed comes from rank 0
     loader = build_dataloader(digits_cfg(), seed=11, diff_rank_seed=True)
     assert isinstance(loader.sampler.seed, int)
-    assert loader.worker_init_fn.keywords == dict(
-        num_workers=0, rank=0, seed=11, disable_subprocess_warning=False
+    keywords = dict(loader.worker_init_fn.keywords)
+    assert int(keywords.pop("epoch")) == loader.sampler.epoch == 0
+    assert keywords == dict(
+        num_workers=0, rank=0, seed=11, disable_subprocess_warning=False, world_size=1
     )
     assert build_dataloader(digits_cfg()).worker_init_fn is None
 
