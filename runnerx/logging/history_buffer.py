@@ -284,7 +284,10 @@ def _as_float(value: Any) -> float:
 
 
 def _to_floats(tensors: list[torch.Tensor]) -> list[float]:
-    """The value of each one-element tensor, read with one ``tolist`` per device."""
+    """The value of each one-element tensor, read with one ``tolist`` per device (for CPU
+    tensors, where reading waits for nothing, one ``item()`` each: half the time of a stack)."""
+    if tensors[0].is_cpu:
+        return [float(tensor.item()) for tensor in tensors]  # right for any device, fast here
     with torch.no_grad():
         try:  # the usual case: 0-dim tensors on one device
             numbers = torch.stack(tensors).tolist()

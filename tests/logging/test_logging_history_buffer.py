@@ -10,9 +10,14 @@ from runnerx.logging import HistoryBuffer
 
 
 class CountingTensor(torch.Tensor):
-    """A tensor that counts the calls that would copy it to the host (a sync on CUDA)."""
+    """A tensor that counts the calls that would copy it to the host (a sync on CUDA); it
+    stands for a tensor on an accelerator (CPU tensors are read one ``item()`` each)."""
 
     conversions: list[str] = []
+
+    @property
+    def is_cpu(self) -> bool:
+        return False
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
