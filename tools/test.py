@@ -1,12 +1,14 @@
 """Test a trained model (OpenMMLab's tools/test.py flags and meanings).
 
 python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.pth
+python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.pth --out preds.pkl
 """
 
 from __future__ import annotations
 
 import argparse
 
+from runnerx.evaluator.dump_results import add_dump_results, check_pickle_path
 from runnerx.runner.cli import add_common_args, load_config, run
 
 
@@ -15,8 +17,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Test (and evaluate) a model")
     parser.add_argument("config", help="test config file path")
     parser.add_argument("checkpoint", help="checkpoint file")
+    parser.add_argument(
+        "--out",
+        help="also save the model's predictions (one entry per test sample, in dataset order) "
+        "to this pickle file (.pkl or .pickle) for offline evaluation",
+    )
     add_common_args(parser)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.out is not None:
+        try:  # here, before the config is read or anything is built
+            check_pickle_path(args.out, "--out")
+        except ValueError as error:
+            parser.error(str(error))
+    return args
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -25,6 +38,8 @@ def main(argv: list[str] | None = None) -> dict:
     cfg = load_config(args)
     cfg.load_from = args.checkpoint
     cfg.resume = False
+    if args.out is not None:
+        cfg.test_evaluator = add_dump_results(cfg.get("test_evaluator"), args.out)
     return run(cfg, "test")
 
 

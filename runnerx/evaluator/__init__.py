@@ -1,12 +1,21 @@
 """Evaluation: the Evaluator, the BaseMetric contract and the built-in metrics.
 
-Importing this package registers ``Evaluator`` in EVALUATOR and ``Accuracy`` and
-``Perplexity`` in METRICS (it is those registries' ``locations`` entry).
+Importing this package registers ``Evaluator`` in EVALUATOR and ``Accuracy``,
+``DumpResults`` and ``Perplexity`` in METRICS (it is those registries' ``locations`` entry).
 """
 
 from .accuracy import Accuracy
+from .dump_results import DumpResults, add_dump_results
 from .evaluator import Evaluator, build_evaluator
 from .metric import BaseMetric
 from .perplexity import Perplexity
 
-__all__ = ["Accuracy", "BaseMetric", "Evaluator", "Perplexity", "build_evaluator"]
+__all__ = [
+    "Accuracy",
+    "BaseMetric",
+    "DumpResults",
+    "Evaluator",
+    "Perplexity",
+    "add_dump_results",
+    "build_evaluator",
+]
