@@ -42,6 +42,11 @@ from runnerx.optim.scheduler.momentum_schedulers import (
 )
 from runnerx.optim.scheduler.one_cycle import OneCycleParamScheduler
 from runnerx.optim.scheduler.param_scheduler import INF, _ParamScheduler
+from runnerx.optim.scheduler.reduce_on_plateau import (
+    ReduceOnPlateauLR,
+    ReduceOnPlateauMomentum,
+    ReduceOnPlateauParamScheduler,
+)
 
 __all__ = [
     "INF",
@@ -71,6 +76,9 @@ __all__ = [
     "PolyLR",
     "PolyMomentum",
     "PolyParamScheduler",
+    "ReduceOnPlateauLR",
+    "ReduceOnPlateauMomentum",
+    "ReduceOnPlateauParamScheduler",
     "StepLR",
     "StepMomentum",
     "StepParamScheduler",

@@ -40,9 +40,10 @@ class MomentumSchedulerMixin:
             )
         super().__init__(optimizer, "momentum", *args, **kwargs)
 
-    def step(self) -> None:
-        """Step the schedule; for Adam-like optimizers copy the new momentum into ``betas[0]``."""
-        super().step()
+    def step(self, *args: Any, **kwargs: Any) -> None:
+        """Step the schedule (with the validation metrics for ReduceOnPlateauMomentum); for
+        Adam-like optimizers copy the new momentum into ``betas[0]``."""
+        super().step(*args, **kwargs)
         if self.use_betas and self.begin <= self._global_step < self.end:
             for group in self.optimizer.param_groups:
                 group["betas"] = (group["momentum"], *group["betas"][1:])
