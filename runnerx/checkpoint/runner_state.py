@@ -51,6 +51,8 @@ def runner_checkpoint(
         "runnerx_version": __version__,
         "torch_version": str(torch.__version__),
         "cfg": runner.cfg.pretty_text if runner.cfg.filename else "",
+        # where validation last began: a resume runs one this checkpoint missed
+        "validated_at": getattr(runner.train_loop, "validated_at", 0),
         **(meta or {}),
     }
     checkpoint: dict[str, Any] = {"meta": full_meta}
@@ -112,6 +114,8 @@ def resume_runner(
     loop._iter = int(meta.get("iter", 0))
     if "dataloader" in checkpoint:
         loop.resume_data_position(checkpoint["dataloader"])
+    if "validated_at" in meta and hasattr(loop, "resume_validation"):
+        loop.resume_validation(int(meta["validated_at"]))
     _restore_rng(runner, checkpoint.get("rng_states"))
     if resume_optimizer and "optimizer" in checkpoint and runner.optim_wrapper is not None:
         load_optimizer_state_dict(runner.model, runner.optim_wrapper, checkpoint["optimizer"])

@@ -61,6 +61,8 @@ class BaseLoop:
 class _TrainLoop(BaseLoop):
     """What the two training loops share: counters, stopping, validation, one iteration."""
 
+    unit = "epoch"  # what val_interval counts
+
     def __init__(
         self,
         runner: Any,
@@ -81,6 +83,10 @@ class _TrainLoop(BaseLoop):
         self.stop_now = False  # ends it at this iteration boundary, epoch unfinished, no val
         self._pass_start_iter = 0  # the iteration at which the current pass over the data began
         self._resume_batches = 0  # batches of the current pass done before a resume
+        # the epoch or iteration count at which a validation last began (0: none yet), saved
+        # in checkpoints; after a resume, whether a validation the checkpoint missed is due
+        self.validated_at = 0
+        self._catch_up = False
 
     @property
     def max_epochs(self) -> int:
@@ -146,12 +152,36 @@ class _TrainLoop(BaseLoop):
         self._before_iter = self.runner.hook_methods("before_train_iter")
         self._after_iter = self.runner.hook_methods("after_train_iter")
 
-    def _validate_if_due(self, done: int, total: int) -> None:
+    def resume_validation(self, validated_at: int) -> None:
+        """After a resume: the checkpoint's ``validated_at``. A checkpoint saved at the end of
+        an epoch (or interval) but before that validation ran has it behind; the loop then
+        runs that validation first, so that what it changes (schedulers that act on metrics,
+        early stopping, the best checkpoint) is what it was in the unbroken run."""
+        self.validated_at = validated_at
+        self._catch_up = True
+
+    def _catch_up_validation(self, done: int, total: int) -> None:
+        missed = self._catch_up and self.validated_at != done
+        self._catch_up = False
+        if missed and self._validation_due(done, total) and self.runner.val_loop is not None:
+            self.runner.logger.info(
+                f"validating after {self.unit} {done} first: the checkpoint resumed from was "
+                "saved before that validation ran"
+            )
+            self._validate_if_due(done, total)
+
+    def _validation_due(self, done: int, total: int) -> bool:
         # every val_interval epochs/iterations from val_begin on, and after the last one
-        if self.stop_now or done < self.val_begin or (done % self.val_interval and done != total):
+        return not (
+            self.stop_now or done < self.val_begin or (done % self.val_interval and done != total)
+        )
+
+    def _validate_if_due(self, done: int, total: int) -> None:
+        if not self._validation_due(done, total):
             return
         val_loop = self.runner.val_loop
         if val_loop is not None:
+            self.validated_at = done  # before: checkpoints saved while validating have it
             val_loop.run()
             self.runner.model.train()
 
@@ -160,6 +190,8 @@ class _TrainLoop(BaseLoop):
 class EpochBasedTrainLoop(_TrainLoop):
     """Train for ``max_epochs`` passes over the data, validating every ``val_interval`` epochs
     from epoch ``val_begin`` on (and after the last epoch)."""
+
+    unit = "epoch"
 
     def __init__(
         self,
@@ -178,6 +210,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         runner = self.runner
         runner.call_hook("before_train")
         self._prepare()
+        self._catch_up_validation(self._epoch, self._max_epochs)
         while self._epoch < self._max_epochs and not self.stop_training:
             self.run_epoch()
             self._validate_if_due(self._epoch, self._max_epochs)
@@ -204,6 +237,8 @@ class IterBasedTrainLoop(_TrainLoop):
     """Train for ``max_iters`` iterations, cycling through the data, validating every
     ``val_interval`` iterations from iteration ``val_begin`` on (and after the last one)."""
 
+    unit = "iteration"
+
     def __init__(
         self,
         runner: Any,
@@ -223,6 +258,7 @@ class IterBasedTrainLoop(_TrainLoop):
         self._prepare()
         runner.call_hook("before_train_epoch")
         runner.model.train()
+        self._catch_up_validation(self._iter, self._max_iters)
         batches = self._endless_batches()
         while self._iter < self._max_iters and not self.stop_training:
             self.run_iter(self._iter, next(batches))

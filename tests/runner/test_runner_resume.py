@@ -127,3 +127,92 @@ def test_checkpoint_records_rng_and_data_position(tmp_path):
     assert checkpoint["dataloader"] == {"epoch": 1, "batches": 7, "consumed": 7 * 64}
     (rng,) = checkpoint["rng_states"]  # one entry per rank
     assert set(rng) >= {"python", "numpy", "torch"}
+
+
+@HOOKS.register_module()
+class InterruptAfterEpoch(Hook):
+    """Raises at the end of epoch ``at`` (1-based), after its checkpoint, before validation."""
+
+    priority = "LOWEST"
+
+    def __init__(self, at: int):
+        self.at = at
+
+    def after_train_epoch(self, runner):
+        if runner.epoch + 1 == self.at:
+            raise Interrupted(f"stopped after epoch {self.at}")
+
+
+@HOOKS.register_module()
+class CountValidations(Hook):
+    """Keeps the epoch count at each validation in the message hub ('validated')."""
+
+    def after_val_epoch(self, runner, metrics=None):
+        seen = runner.message_hub.get_info("validated", [])
+        runner.message_hub.update_info("validated", [*seen, runner.epoch], resumed=False)
+
+
+def plateau_cfg(work_dir: Path, **changes) -> Config:
+    """3 epochs whose learning rate halves after validation 2 (the first sets the best value,
+    which no later one beats by 1000; the one after the last epoch is past the schedule's
+    end); a checkpoint at the end of each epoch, as CheckpointHook saves by default."""
+    return digits_cfg(
+        work_dir,
+        **{
+            "train_cfg.max_epochs": 3,
+            "param_scheduler": dict(
+                _delete_=True,
+                type="ReduceOnPlateauLR",
+                monitor="accuracy/top1",
+                rule="greater",
+                threshold=1000,
+                threshold_rule="abs",
+                patience=0,
+                factor=0.5,
+            ),
+            "default_hooks.checkpoint": dict(_delete_=True, type="CheckpointHook", interval=1),
+            "custom_hooks": [dict(type="CountValidations")],
+            **changes,
+        },
+    )
+
+
+def train_counting(cfg: Config) -> tuple[dict, list, float]:
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    state = {key: value.clone() for key, value in runner.unwrapped_model.state_dict().items()}
+    return state, runner.message_hub.get_info("validated"), runner.optim_wrapper.get_lr()["lr"]
+
+
+def test_a_resume_runs_the_validation_its_checkpoint_was_saved_before(tmp_path):
+    """epoch_2.pth is written in after_train_epoch, before validation 2 halves the learning
+    rate; the resumed run validates first, so epoch 3 trains at the rate it had unbroken."""
+    expected, validated, lr = train_counting(plateau_cfg(tmp_path / "straight"))
+    assert validated == [1, 2, 3] and lr == [0.05]
+    cfg = plateau_cfg(tmp_path / "resumed")
+    first = cfg.copy()
+    first.custom_hooks = [*cfg.custom_hooks, dict(type="InterruptAfterEpoch", at=2)]
+    with pytest.raises(Interrupted):
+        Runner.from_cfg(first).train()
+    second = cfg.copy()
+    second.resume = str(Path(cfg.work_dir) / "epoch_2.pth")
+    resumed, validated, lr = train_counting(second)
+    assert validated == [2, 3] and lr == [0.05]
+    assert_same(expected, resumed)
+    logs = "".join(path.read_text() for path in Path(cfg.work_dir).glob("*/*.log"))
+    assert "validating after epoch 2 first" in logs
+
+
+def test_a_checkpoint_saved_while_validating_is_not_validated_again(tmp_path):
+    cfg = plateau_cfg(tmp_path / "run", **{"default_hooks.checkpoint.save_best": "auto"})
+    cfg.custom_hooks.append(dict(type="InterruptAfterEpoch", at=2))
+    with pytest.raises(Interrupted):
+        Runner.from_cfg(cfg).train()
+    (best,) = Path(cfg.work_dir).glob("best_*epoch_1.pth")  # saved in validation 1
+    assert torch.load(best, weights_only=True)["meta"]["validated_at"] == 1
+    resumed = cfg.copy()
+    resumed.work_dir = str(tmp_path / "resumed")
+    resumed.resume = str(best)
+    resumed.custom_hooks = [dict(type="CountValidations")]
+    _, validated, _ = train_counting(resumed)
+    assert validated == [2, 3]
