@@ -3,6 +3,7 @@
 from .utils import (
     all_gather_object,
     all_reduce,
+    average_tensors,
     barrier,
     broadcast_object,
     collect_results,
@@ -17,6 +18,7 @@ from .utils import (
 __all__ = [
     "all_gather_object",
     "all_reduce",
+    "average_tensors",
     "barrier",
     "broadcast_object",
     "collect_results",

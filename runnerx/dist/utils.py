@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import zip_longest
 from typing import Any, TypeVar
 
@@ -67,7 +67,8 @@ def _backend_device() -> torch.device:
 
 
 def all_reduce(tensor: torch.Tensor, op: str = "sum") -> torch.Tensor:
-    """Reduce ``tensor`` over all ranks in place (``op``: 'sum' or 'mean') and return it."""
+    """Reduce ``tensor`` over all ranks in place (``op``: 'sum' or 'mean'; the mean of an
+    integer tensor is rounded toward zero) and return it."""
     if not is_distributed():
         return tensor
     if op not in ("sum", "mean"):
@@ -75,11 +76,37 @@ def all_reduce(tensor: torch.Tensor, op: str = "sum") -> torch.Tensor:
     original_device = tensor.device
     work = tensor.to(_backend_device())
     torch_dist.all_reduce(work, op=torch_dist.ReduceOp.SUM)
-    if op == "mean":
+    if op == "mean" and (work.is_floating_point() or work.is_complex()):
         work /= get_world_size()
+    elif op == "mean":  # integers stay integers: the mean rounded toward zero
+        work.copy_(torch.div(work, get_world_size(), rounding_mode="trunc"))
     if work is not tensor:
         tensor.copy_(work.to(original_device))
     return tensor
+
+
+@torch.no_grad()
+def average_tensors(tensors: Iterable[torch.Tensor]) -> None:
+    """Replace each tensor by its mean over all ranks, in place (nothing in one process), in
+    one collective per dtype and device, flattened together: e.g. a model's buffers.
+
+    Integer tensors (BatchNorm's ``num_batches_tracked``) keep their dtype, the mean rounded
+    toward zero as MMEngine's ``all_reduce_params`` leaves it; bool tensors stay True only
+    where every rank has True.
+    """
+    world_size = get_world_size()
+    if world_size == 1:
+        return
+    groups: dict[tuple[torch.dtype, torch.device], list[torch.Tensor]] = {}
+    for tensor in tensors:
+        groups.setdefault((tensor.dtype, tensor.device), []).append(tensor)
+    for (dtype, _), group in groups.items():
+        flat = torch.cat([tensor.reshape(-1) for tensor in group])
+        if dtype == torch.bool:
+            flat = flat.to(torch.int32)  # summing bools over ranks needs a counting type
+        all_reduce(flat, op="mean")
+        for tensor, mean in zip(group, flat.split([t.numel() for t in group]), strict=True):
+            tensor.copy_(mean.view_as(tensor))
 
 
 def broadcast_object(obj: Any, src: int = 0) -> Any:

@@ -14,8 +14,10 @@ from .iter_timer_hook import IterTimerHook
 from .logger_hook import LoggerHook
 from .param_scheduler_hook import ParamSchedulerHook
 from .preemption_hook import PREEMPTED_EXIT_CODE, PreemptionHook, preempted_by
+from .profiler_hook import ProfilerHook
 from .runtime_info_hook import RuntimeInfoHook
 from .sampler_seed_hook import DistSamplerSeedHook
+from .sync_buffers_hook import SyncBuffersHook
 
 __all__ = [
     "DEFAULT_HOOKS",
@@ -32,7 +34,9 @@ __all__ = [
     "LoggerHook",
     "ParamSchedulerHook",
     "PreemptionHook",
+    "ProfilerHook",
     "RuntimeInfoHook",
+    "SyncBuffersHook",
     "build_hooks",
     "format_hook_table",
     "get_priority",
