@@ -7,6 +7,7 @@ from typing import Any
 
 from runnerx.evaluator.metric import BaseMetric
 from runnerx.registry import EVALUATOR, METRICS
+from runnerx.structures import BaseDataElement
 
 
 def _as_metric(item: Any, where: str) -> BaseMetric:
@@ -59,7 +60,19 @@ class Evaluator:
         """Give one batch to every metric: the model's predictions and the dataloader's batch.
 
         The arguments come in the opposite order to ``BaseMetric.process``, as in MMEngine.
+        Predictions that are data elements (``runnerx.structures``) reach the metrics as dicts
+        (``to_dict()``), as in MMEngine, so metrics read ``sample['pred_score']`` either way.
         """
+        # Only the first sample is checked: a batch of dicts costs one isinstance.
+        if (
+            isinstance(data_samples, (list, tuple))
+            and data_samples
+            and isinstance(data_samples[0], BaseDataElement)
+        ):
+            data_samples = [
+                sample.to_dict() if isinstance(sample, BaseDataElement) else sample
+                for sample in data_samples
+            ]
         for metric in self.metrics:
             metric.process(data_batch, data_samples)
 
