@@ -57,7 +57,7 @@ def checkpoint_safe_globals() -> tuple[tuple[Any, str], ...]:
 
     return (
         (ConfigDict, "runnerx.config.config_dict.ConfigDict"),
-        *_numpy_globals(),
+        *numpy_safe_globals(),
         *MMENGINE_SAFE_GLOBALS,
     )
 
@@ -94,7 +94,7 @@ def _torch_reason(message: str) -> str:
     return message.strip().splitlines()[-1] if message.strip() else "an unsupported object"
 
 
-def _numpy_globals() -> list[tuple[Any, str]]:
+def numpy_safe_globals() -> list[tuple[Any, str]]:
     """numpy's array, dtype and scalar rebuilders under the names numpy 1 and 2 pickle them
     as; nothing if numpy is not installed (then no checkpoint of ours holds numpy values)."""
     try:

@@ -1,23 +1,34 @@
-"""Data: samplers (resumable, rank-aware), collate functions, worker seeding, dataloader
-building from MMEngine-style configs, and example datasets. See docs/data.md.
+"""Data: MMEngine's BaseDataset, transform pipeline (Compose) and dataset wrappers, samplers
+(resumable, rank-aware), collate functions, worker seeding, dataloader building from
+MMEngine-style configs, and example datasets. See docs/data.md.
 
-Importing this package registers the built-ins in DATASETS, DATA_SAMPLERS and FUNCTIONS.
+Importing this package registers the built-ins in DATASETS, DATA_SAMPLERS, TRANSFORMS and
+FUNCTIONS.
 """
 
+from runnerx.data.base_dataset import BaseDataset, force_full_init
 from runnerx.data.build import build_dataloader
 from runnerx.data.collate import default_collate, pseudo_collate
+from runnerx.data.dataset_wrappers import ClassBalancedDataset, ConcatDataset, RepeatDataset
 from runnerx.data.examples import CharTextDataset, DigitsDataset
 from runnerx.data.samplers import DefaultSampler, InfiniteSampler, ResumableSampler
+from runnerx.data.transforms import Compose
 from runnerx.data.worker_init import worker_init_fn
 
 __all__ = [
+    "BaseDataset",
     "CharTextDataset",
+    "ClassBalancedDataset",
+    "Compose",
+    "ConcatDataset",
     "DefaultSampler",
     "DigitsDataset",
     "InfiniteSampler",
+    "RepeatDataset",
     "ResumableSampler",
     "build_dataloader",
     "default_collate",
+    "force_full_init",
     "pseudo_collate",
     "worker_init_fn",
 ]
