@@ -21,7 +21,7 @@ DATASETS = Registry("dataset", scope="runnerx", locations=["runnerx.data"])
 #: ``train_dataloader.sampler``: samplers.
 DATA_SAMPLERS = Registry("data sampler", scope="runnerx", locations=["runnerx.data"])
 #: ``dataset.pipeline``: data transforms.
-TRANSFORMS = Registry("transform", scope="runnerx")
+TRANSFORMS = Registry("transform", scope="runnerx", locations=["runnerx.data"])
 #: ``optim_wrapper.optimizer``: every optimizer of ``torch.optim``, plus custom ones.
 OPTIMIZERS = Registry("optimizer", scope="runnerx", locations=["runnerx.optim.optimizers"])
 #: ``optim_wrapper=dict(type='OptimWrapper' | 'AmpOptimWrapper', ...)``.
