@@ -243,6 +243,15 @@ class BaseDataElement:
         element.set_data(kwargs if kwargs else dict(self.items()))
         return element
 
+    def __copy__(self) -> BaseDataElement:
+        """A shallow copy with field-name sets of its own, so a field set on the copy is not
+        listed by the original (MMEngine's copies share them)."""
+        element = type(self).__new__(type(self))
+        element.__dict__.update(self.__dict__)
+        object.__setattr__(element, "_metainfo_fields", _FieldNames(self._metainfo_fields))
+        object.__setattr__(element, "_data_fields", _FieldNames(self._data_fields))
+        return element
+
     def clone(self) -> BaseDataElement:
         """A new element with a deep copy of the metainfo and the same data values, as
         MMEngine's ``clone`` (tensors are shared: use ``copy.deepcopy`` to copy them too)."""

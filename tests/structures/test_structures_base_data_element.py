@@ -280,6 +280,17 @@ def test_pickle_and_deepcopy_keep_fields_and_rules(copier):
         copied._metainfo_fields = set()
 
 
+@pytest.mark.parametrize("element_type", [ours.BaseDataElement, ours.InstanceData])
+def test_a_shallow_copy_shares_values_but_not_the_field_lists(element_type):
+    el = element_type(metainfo=dict(img_shape=(2, 3)), score=torch.ones(2))
+    copied = copy.copy(el)
+    assert copied.score is el.score and copied.img_shape == el.img_shape
+    copied.labels = torch.zeros(2)
+    copied.set_metainfo(dict(flip=True))
+    assert "labels" in copied and "labels" not in el and el.keys() == ["score"]
+    assert "flip" not in el.metainfo_keys()
+
+
 def test_repr_shows_both_kinds_of_fields_and_nested_elements():
     el = BaseDataElement(
         metainfo=dict(img_shape=(2, 3)), inner=BaseDataElement(labels=torch.tensor([4, 5]))
