@@ -145,11 +145,16 @@ class InterruptAfterEpoch(Hook):
 
 @HOOKS.register_module()
 class CountValidations(Hook):
-    """Keeps the epoch count at each validation in the message hub ('validated')."""
+    """Keeps the epoch (or iteration) count at each validation in the message hub
+    ('validated')."""
+
+    def __init__(self, by_epoch=True):
+        self.by_epoch = by_epoch
 
     def after_val_epoch(self, runner, metrics=None):
         seen = runner.message_hub.get_info("validated", [])
-        runner.message_hub.update_info("validated", [*seen, runner.epoch], resumed=False)
+        at = runner.epoch if self.by_epoch else runner.iter
+        runner.message_hub.update_info("validated", [*seen, at], resumed=False)
 
 
 def plateau_cfg(work_dir: Path, **changes) -> Config:
@@ -216,3 +221,25 @@ def test_a_checkpoint_saved_while_validating_is_not_validated_again(tmp_path):
     resumed.custom_hooks = [dict(type="CountValidations")]
     _, validated, _ = train_counting(resumed)
     assert validated == [2, 3]
+
+
+def test_an_iteration_based_resume_runs_the_validation_its_checkpoint_missed(tmp_path):
+    changes = {
+        "train_cfg": dict(_delete_=True, by_epoch=False, max_iters=60, val_interval=20),
+        "train_dataloader.sampler": dict(type="InfiniteSampler", shuffle=True),
+        "param_scheduler": [],
+        "log_processor.by_epoch": False,
+        "default_hooks.checkpoint": dict(
+            _delete_=True, type="CheckpointHook", by_epoch=False, interval=20
+        ),
+        "custom_hooks": [dict(type="CountValidations", by_epoch=False)],
+    }
+    cfg = digits_cfg(tmp_path / "run", **changes)
+    first = cfg.copy()
+    first.custom_hooks = [*cfg.custom_hooks, dict(type="InterruptAtIter", at=40)]
+    with pytest.raises(Interrupted):  # iter_40.pth is saved, its validation never runs
+        Runner.from_cfg(first).train()
+    second = cfg.copy()
+    second.resume = str(Path(cfg.work_dir) / "iter_40.pth")
+    _, validated, _ = train_counting(second)
+    assert validated == [40, 60]
