@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 
+from runnerx.fileio.plain_pickle import numpy_safe_globals
+
 from .mmengine_compat import MMENGINE_SAFE_GLOBALS
 
 #: How to opt in, quoted by the error (the same words as docs/checkpoint.md).
@@ -92,34 +94,6 @@ def _torch_reason(message: str) -> str:
     if marker in message:
         return message.split(marker, 1)[1].split("\n", 1)[0]
     return message.strip().splitlines()[-1] if message.strip() else "an unsupported object"
-
-
-def numpy_safe_globals() -> list[tuple[Any, str]]:
-    """numpy's array, dtype and scalar rebuilders under the names numpy 1 and 2 pickle them
-    as; nothing if numpy is not installed (then no checkpoint of ours holds numpy values)."""
-    try:
-        import numpy
-    except ImportError:
-        return []
-    multiarray = _numpy_multiarray(numpy)
-    pairs: list[tuple[Any, str]] = [(numpy.ndarray, "numpy.ndarray"), (numpy.dtype, "numpy.dtype")]
-    for package in ("numpy.core", "numpy._core"):
-        pairs.append((multiarray._reconstruct, f"{package}.multiarray._reconstruct"))
-        pairs.append((multiarray.scalar, f"{package}.multiarray.scalar"))
-    # a pickled dtype is rebuilt as numpy.dtype(...) and then given its state, which a safe load
-    # allows for allowed types only: every concrete dtype class (Float64DType, ...)
-    for code in numpy.typecodes["All"]:
-        dtype_class = type(numpy.dtype(code))
-        pairs.append((dtype_class, f"numpy.dtypes.{dtype_class.__name__}"))
-    return pairs
-
-
-def _numpy_multiarray(numpy: Any) -> Any:
-    try:
-        from numpy._core import multiarray  # numpy >= 2
-    except ImportError:
-        from numpy.core import multiarray
-    return multiarray
 
 
 def _torch_accepts_named_globals() -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 from torch.utils.data import Dataset
 
 from runnerx.config import Config
-from runnerx.data.annotation_file import ANNOTATION_FORMAT, load_annotations, read_lines
+from runnerx.data.annotation_file import ANNOTATION_FORMAT, load_annotations
 from runnerx.data.serialized_list import (
     check_index,
     load_item,
@@ -25,6 +25,7 @@ from runnerx.data.serialized_list import (
     subset_positions,
 )
 from runnerx.data.transforms import Compose
+from runnerx.fileio import list_from_file
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 _DEFAULT_DATA_PREFIX = MappingProxyType({"img_path": ""})  # MMEngine's dict(img_path='')
@@ -311,7 +312,7 @@ class BaseDataset(Dataset):
                 f"but got {type(metainfo).__name__}: {metainfo!r}"
             )
         for key, value in metainfo.items():
-            merged[key] = read_lines(value) if _is_file(value) else value
+            merged[key] = list_from_file(value) if _is_file(value) else value
         return merged
 
 

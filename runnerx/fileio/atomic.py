@@ -1,4 +1,4 @@
-"""Writing files so that a crash cannot tear them (shared by config dumps and checkpoints).
+"""Writing files so that a crash cannot tear them (config dumps, checkpoints, ``dump``/``put``).
 
 A file is written to a hidden temporary file beside its target, flushed, fsynced, then
 renamed over the target: readers, and a crash at any moment, see the old file or the complete
