@@ -22,19 +22,63 @@ import torch.distributed as torch_dist
 DEFAULT_PORT = "29500"
 
 
+def infer_launcher() -> str:
+    """The launcher this process was started by, read from its environment as MMEngine does:
+    'pytorch' (torchrun's WORLD_SIZE), 'slurm' (SLURM_NTASKS), 'mpi'
+    (OMPI_COMM_WORLD_LOCAL_RANK) or 'none'."""
+    if "WORLD_SIZE" in os.environ:
+        return "pytorch"
+    if "SLURM_NTASKS" in os.environ:
+        return "slurm"
+    if "OMPI_COMM_WORLD_LOCAL_RANK" in os.environ:
+        return "mpi"
+    return "none"
+
+
 def init_dist(
-    launcher: str, backend: str | None = None, timeout: int | float = 1800, **kwargs
+    launcher: str,
+    backend: str | None = None,
+    init_backend: str = "torch",
+    *,
+    timeout: int | float | None = 1800,
+    port: int | None = None,
+    **kwargs,
 ) -> None:
     """Initialise the default process group for ``launcher`` (pytorch, slurm or mpi).
 
-    ``timeout`` (seconds) bounds how long a collective waits for a rank that died.
+    ``backend`` defaults to nccl on CUDA and gloo otherwise (MMEngine's default is always
+    nccl). ``timeout`` (seconds; None: torch's default) bounds how long a collective waits
+    for a rank that died; ``port`` (slurm only) is the master port, before ``MASTER_PORT``
+    and 29500. The other keyword arguments go to ``torch.distributed.init_process_group``.
+    ``init_backend`` is accepted for MMEngine's calls; only 'torch' is supported.
+
+    .. code-block:: python
+
+        init_dist(infer_launcher(), backend='gloo')   # under torchrun, srun or mpirun
     """
+    if launcher not in ("pytorch", "slurm", "mpi"):
+        raise ValueError(f"launcher must be pytorch, slurm or mpi to initialise, got {launcher!r}")
+    if timeout is not None and not isinstance(timeout, (int, float)):
+        raise TypeError(
+            f"timeout must be a number of seconds, e.g. env_cfg=dict(dist_cfg=dict("
+            f"timeout=1800)), but got {timeout!r}"
+        )
+    if init_backend != "torch":
+        raise ValueError(
+            f"init_backend must be 'torch' (runnerx does not start DeepSpeed or ColossalAI), "
+            f"but got {init_backend!r}"
+        )
+    if port is not None and launcher != "slurm":
+        raise ValueError(
+            f"port is only for launcher='slurm' (the others take MASTER_PORT from the "
+            f"environment), but launcher={launcher!r}"
+        )
     if launcher == "slurm":
+        if port is not None:
+            os.environ["MASTER_PORT"] = str(port)
         _environment_from_slurm()
     elif launcher == "mpi":
         _environment_from_mpi()
-    elif launcher != "pytorch":
-        raise ValueError(f"launcher must be pytorch, slurm or mpi to initialise, got {launcher!r}")
     missing = [
         name
         for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -49,9 +93,9 @@ def init_dist(
     if torch.cuda.is_available():
         torch.cuda.set_device(local_rank)
     backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
-    torch_dist.init_process_group(
-        backend=backend, timeout=datetime.timedelta(seconds=timeout), **kwargs
-    )
+    if timeout is not None:
+        kwargs["timeout"] = datetime.timedelta(seconds=timeout)
+    torch_dist.init_process_group(backend=backend, **kwargs)
 
 
 def _environment_from_slurm() -> None:

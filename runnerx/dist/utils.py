@@ -1,22 +1,36 @@
-"""Rank and world helpers and the collectives the rest of runnerx uses.
+"""Rank, world and process-group queries (the names of ``mmengine.dist``), the per-node group,
+and the argument errors the other modules of runnerx.dist raise.
 
-Everything works without an initialised process group: rank 0 of a world of 1, and the
-collectives return their input. All rank/world logic of runnerx goes through this module.
+Everything works without an initialised process group: rank 0 of a world of 1, no backend
+and no groups. ``group=None`` means the default group. The collectives are in
+:mod:`runnerx.dist.collectives`, the device helpers in :mod:`runnerx.dist.device`.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable
-from itertools import zip_longest
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import torch
 import torch.distributed as torch_dist
 
+if TYPE_CHECKING:
+    from torch.distributed import ProcessGroup
+
 F = TypeVar("F", bound=Callable[..., Any])
-_MISSING = object()
+
+#: the group of this node's processes, made by init_local_group
+_local_group: ProcessGroup | None = None
+
+
+class DistTypeError(TypeError, AssertionError):
+    """An argument of the wrong type. Also an AssertionError, which MMEngine raises for these
+    checks, so code written against it that catches that still does."""
+
+
+class DistValueError(ValueError, AssertionError):
+    """An argument of the wrong value (also an AssertionError, as in MMEngine)."""
 
 
 def is_distributed() -> bool:
@@ -24,24 +38,97 @@ def is_distributed() -> bool:
     return torch_dist.is_available() and torch_dist.is_initialized()
 
 
-def get_rank() -> int:
-    """This process's rank in the default group (0 when not distributed)."""
-    return torch_dist.get_rank() if is_distributed() else 0
+def get_default_group() -> ProcessGroup | None:
+    """The default process group (None when not distributed; MMEngine raises then)."""
+    return torch_dist.group.WORLD if is_distributed() else None
 
 
-def get_world_size() -> int:
-    """The number of processes in the default group (1 when not distributed)."""
-    return torch_dist.get_world_size() if is_distributed() else 1
+def get_backend(group: ProcessGroup | None = None) -> str | None:
+    """The backend of ``group`` (default: the default group) in lower case, such as 'nccl' or
+    'gloo'; None when not distributed."""
+    return torch_dist.get_backend(group) if is_distributed() else None
+
+
+def get_rank(group: ProcessGroup | None = None) -> int:
+    """This process's rank in ``group`` (default: the default group); 0 when not distributed,
+    -1 in a group this process is not part of."""
+    return torch_dist.get_rank(group) if is_distributed() else 0
+
+
+def get_world_size(group: ProcessGroup | None = None) -> int:
+    """The number of processes in ``group`` (default: the default group); 1 when not
+    distributed."""
+    return torch_dist.get_world_size(group) if is_distributed() else 1
+
+
+def get_dist_info(group: ProcessGroup | None = None) -> tuple[int, int]:
+    """``(rank, world_size)`` of this process in ``group``; ``(0, 1)`` when not distributed."""
+    return get_rank(group), get_world_size(group)
 
 
 def get_local_rank() -> int:
-    """This process's rank on its node (``LOCAL_RANK`` as set by torchrun; 0 otherwise)."""
+    """This process's rank on its node (``LOCAL_RANK``, which torchrun sets and the slurm and
+    mpi launchers of :func:`runnerx.dist.init_dist` set too; 0 otherwise)."""
     return int(os.environ.get("LOCAL_RANK", "0"))
 
 
-def is_main_process() -> bool:
-    """Whether this process is rank 0."""
-    return get_rank() == 0
+def init_local_group(node_rank: int, num_gpus_per_node: int) -> None:
+    """Make the group of the processes on this node: ranks ``node_rank * num_gpus_per_node``
+    to ``(node_rank + 1) * num_gpus_per_node - 1``, as in MMEngine. Every rank must call it,
+    once; :func:`get_local_group` and :func:`get_local_size` then answer from it. Nothing to
+    do when not distributed.
+
+    Unlike MMEngine's, every rank takes part in creating every node's group, in the same
+    order, which torch.distributed requires of ``new_group`` (MMEngine's creates only its
+    own node's group, which can hang with several nodes).
+    """
+    global _local_group
+    if not is_distributed():
+        return
+    if _local_group is not None:
+        raise RuntimeError("init_local_group was called already: the local group exists")
+    if not isinstance(num_gpus_per_node, int) or num_gpus_per_node < 1:
+        raise DistValueError(
+            f"num_gpus_per_node must be a positive int, but got {num_gpus_per_node!r}"
+        )
+    rank, world_size = get_dist_info()
+    if rank // num_gpus_per_node != node_rank:
+        raise DistValueError(
+            f"node_rank={node_rank!r} does not hold rank {rank}: with num_gpus_per_node="
+            f"{num_gpus_per_node} rank {rank} is on node {rank // num_gpus_per_node}"
+        )
+    for first in range(0, world_size, num_gpus_per_node):
+        group = torch_dist.new_group(list(range(first, min(first + num_gpus_per_node, world_size))))
+        if first == node_rank * num_gpus_per_node:
+            _local_group = group
+
+
+def get_local_group() -> ProcessGroup | None:
+    """The group of this node's processes made by :func:`init_local_group` (None when not
+    distributed)."""
+    if not is_distributed():
+        return None
+    if _local_group is None:
+        raise RuntimeError(
+            "the local process group is not created: call "
+            "runnerx.dist.init_local_group(node_rank, num_gpus_per_node) on every rank first"
+        )
+    return _local_group
+
+
+def get_local_size() -> int:
+    """The number of processes on this node: the size of the group of
+    :func:`init_local_group`, else torchrun's ``LOCAL_WORLD_SIZE``; 1 when not distributed."""
+    if not is_distributed():
+        return 1
+    if _local_group is None and "LOCAL_WORLD_SIZE" in os.environ:
+        return int(os.environ["LOCAL_WORLD_SIZE"])
+    return torch_dist.get_world_size(get_local_group())
+
+
+def is_main_process(group: ProcessGroup | None = None) -> bool:
+    """Whether this process is rank 0 of ``group`` (default: the default group)."""
+    return get_rank(group) == 0
 
 
 def master_only(function: F) -> F:
@@ -54,90 +141,8 @@ def master_only(function: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def barrier() -> None:
-    """Wait for every rank (no-op when not distributed)."""
+def barrier(group: ProcessGroup | None = None) -> None:
+    """Wait for every rank of ``group`` (default: the default group); no-op when not
+    distributed."""
     if is_distributed():
-        torch_dist.barrier()
-
-
-def _backend_device() -> torch.device:
-    if is_distributed() and torch_dist.get_backend() == "nccl":
-        return torch.device("cuda", torch.cuda.current_device())
-    return torch.device("cpu")
-
-
-def all_reduce(tensor: torch.Tensor, op: str = "sum") -> torch.Tensor:
-    """Reduce ``tensor`` over all ranks in place (``op``: 'sum' or 'mean'; the mean of an
-    integer tensor is rounded toward zero) and return it."""
-    if not is_distributed():
-        return tensor
-    if op not in ("sum", "mean"):
-        raise ValueError(f"all_reduce op must be 'sum' or 'mean', got {op!r}")
-    original_device = tensor.device
-    work = tensor.to(_backend_device())
-    torch_dist.all_reduce(work, op=torch_dist.ReduceOp.SUM)
-    if op == "mean" and (work.is_floating_point() or work.is_complex()):
-        work /= get_world_size()
-    elif op == "mean":  # integers stay integers: the mean rounded toward zero
-        work.copy_(torch.div(work, get_world_size(), rounding_mode="trunc"))
-    if work is not tensor:
-        tensor.copy_(work.to(original_device))
-    return tensor
-
-
-@torch.no_grad()
-def average_tensors(tensors: Iterable[torch.Tensor]) -> None:
-    """Replace each tensor by its mean over all ranks, in place (nothing in one process), in
-    one collective per dtype and device, flattened together: e.g. a model's buffers.
-
-    Integer tensors (BatchNorm's ``num_batches_tracked``) keep their dtype, the mean rounded
-    toward zero as MMEngine's ``all_reduce_params`` leaves it; bool tensors stay True only
-    where every rank has True.
-    """
-    world_size = get_world_size()
-    if world_size == 1:
-        return
-    groups: dict[tuple[torch.dtype, torch.device], list[torch.Tensor]] = {}
-    for tensor in tensors:
-        groups.setdefault((tensor.dtype, tensor.device), []).append(tensor)
-    for (dtype, _), group in groups.items():
-        flat = torch.cat([tensor.reshape(-1) for tensor in group])
-        if dtype == torch.bool:
-            flat = flat.to(torch.int32)  # summing bools over ranks needs a counting type
-        all_reduce(flat, op="mean")
-        for tensor, mean in zip(group, flat.split([t.numel() for t in group]), strict=True):
-            tensor.copy_(mean.view_as(tensor))
-
-
-def broadcast_object(obj: Any, src: int = 0) -> Any:
-    """Rank ``src``'s ``obj`` on every rank (any picklable object)."""
-    if not is_distributed():
-        return obj
-    holder = [obj if get_rank() == src else None]
-    torch_dist.broadcast_object_list(holder, src=src, device=_backend_device())
-    return holder[0]
-
-
-def all_gather_object(obj: Any) -> list[Any]:
-    """Every rank's ``obj``, in rank order, on every rank."""
-    if not is_distributed():
-        return [obj]
-    gathered: list[Any] = [None] * get_world_size()
-    torch_dist.all_gather_object(gathered, obj)
-    return gathered
-
-
-def collect_results(results: list, size: int) -> list | None:
-    """Gather each rank's list of per-sample results into dataset order, on rank 0.
-
-    Samplers give rank r the samples r, r + world, r + 2 * world, ..., so the lists are
-    interleaved back and cut to ``size`` (dropping the padding a sampler adds to make
-    ranks even). Ranks other than 0 get None.
-    """
-    if not is_distributed():
-        return list(results[:size])
-    gathered = all_gather_object(results)
-    if not is_main_process():
-        return None
-    interleaved = zip_longest(*gathered, fillvalue=_MISSING)
-    return [item for group in interleaved for item in group if item is not _MISSING][:size]
+        torch_dist.barrier(group)
