@@ -42,11 +42,12 @@ class BaseMetric(metaclass=ABCMeta):
     metrics reduce each sample to a few Python numbers, one device-to-host copy per batch.
 
     Args:
-        collect_device: 'cpu' or 'gpu', as in MMEngine. runnerx gathers through the process
-            group's own device either way; the value is checked and kept.
+        collect_device: 'cpu' or 'gpu', as in MMEngine; with either, results are gathered
+            through the process group (:func:`runnerx.dist.collect_results`).
         prefix: put in front of every key (``'prefix/key'``); defaults to ``default_prefix``.
-        collect_dir: accepted for MMEngine configs (only with ``collect_device='cpu'``);
-            runnerx gathers through the process group, so no shared directory is needed.
+        collect_dir: with ``collect_device='cpu'``, a directory every rank reaches where the
+            ranks leave their results for rank 0 instead (MMEngine's ``tmpdir``); by default
+            none is needed.
     """
 
     #: The prefix used when ``prefix`` is not given, e.g. ``'accuracy'``.
@@ -109,7 +110,7 @@ class BaseMetric(metaclass=ABCMeta):
                 "to self.results (or the dataloader was empty)",
                 stacklevel=2,
             )
-        results = collect_results(self.results, size)
+        results = collect_results(self.results, size, self.collect_device, self.collect_dir)
         self.results.clear()
         if not is_main_process():
             metrics = broadcast_object(None)

@@ -82,6 +82,12 @@ def run_rank(rank, out_dir):
     # what a padding sampler gives: equal shares, rank 1's topped up with sample 0 again
     padded = (samples + samples[:1])[rank::WORLD_SIZE]
     outcome["padded"] = evaluate(padded, SIZE, as_batches=False)
+    # collect_dir: the ranks leave their results as files in a directory both reach
+    through_files = SampleOrder(collect_dir=os.path.join(out_dir, "collect"))
+    through_files.process(None, samples[rank::WORLD_SIZE])
+    outcome["collect_dir"] = through_files.evaluate(SIZE)
+    dist.barrier()
+    outcome["left_in_collect_dir"] = os.listdir(os.path.join(out_dir, "collect"))
     failing = FailsOnCompute()
     failing.process(None, None)
     try:
@@ -105,6 +111,12 @@ def test_each_rank_gets_the_single_process_metrics(rank_outcomes, scenario):
     assert set(expected) >= {"accuracy/top1_thr-0.20", "lm/perplexity"}
     for outcome in rank_outcomes:
         assert outcome[scenario] == expected
+
+
+def test_collect_dir_gathers_through_files_and_leaves_none(rank_outcomes):
+    for outcome in rank_outcomes:
+        assert outcome["collect_dir"] == {"order/indices": list(range(SIZE))}
+        assert outcome["left_in_collect_dir"] == []
 
 
 def test_a_failure_on_rank_zero_reaches_the_other_rank(rank_outcomes):
