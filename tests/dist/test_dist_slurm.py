@@ -140,11 +140,17 @@ def test_a_job_warned_with_sigusr1_requeues_itself_and_resumes_exactly(
     run(["scancel", "--signal=USR1", job], env)
     wait_for(lambda: scontrol_show(job, env).get("Restarts") == "1", 120, "the requeue")
 
+    hurried = []
+
     def finished() -> str | None:
         shown = scontrol_show(job, env)
-        if shown["JobState"] == "PENDING" and shown.get("Reason") == "BeginTime":
-            # Slurm holds a requeued job back for about two minutes: let it start now
-            run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env)
+        if shown["JobState"] == "PENDING" and shown.get("Reason") == "BeginTime" and not hurried:
+            # Slurm holds a requeued job back for about two minutes (until the revoked launch
+            # credential expires): let it start in a few seconds instead. Not "now": slurmd
+            # refuses a credential made in the second it revoked the old one ("Job credential
+            # revoked"), and the job would fail before any Python runs.
+            run(["scontrol", "update", f"JobId={job}", "StartTime=now+3"], env)
+            hurried.append(True)
         return shown["JobState"] if shown["JobState"] in ("COMPLETED", "FAILED") else None
 
     state = wait_for(finished, 240, "the requeued job to end")
