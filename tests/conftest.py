@@ -25,14 +25,26 @@ def free_port():
     return _free_port
 
 
+def _run_rank_and_keep_its_outcome(rank: int, run_rank, out_dir: str) -> None:
+    """In a spawned rank: ``run_rank(rank, out_dir)``, its result pickled for the test."""
+    from runnerx.dist.launch import shutdown_dist
+
+    outcome = run_rank(rank, out_dir)
+    with open(Path(out_dir) / f"rank{rank}.pkl", "wb") as file:
+        pickle.dump(outcome, file)
+    shutdown_dist()
+
+
 @pytest.fixture(scope="session")
 def spawn_ranks():
     """A function ``(run_rank, out_dir, world_size, timeout)`` that spawns ``run_rank(rank,
     out_dir)`` on every rank, fails the test if they do not finish within ``timeout`` seconds,
-    and returns what each rank pickled to ``out_dir/rank<r>.pkl``. The ranks start with
-    MASTER_ADDR, MASTER_PORT (a free port) and WORLD_SIZE set; each sets its own RANK, or
-    passes ``rank=`` to ``init_process_group``. A rank killed by a signal prints its Python
-    stack (faulthandler), and the failure says which ranks had already written their results."""
+    and returns what each rank's ``run_rank`` returned (pickled to ``out_dir/rank<r>.pkl``;
+    the rank then leaves its process group, after run_rank's models and runners are gone).
+    The ranks start with MASTER_ADDR, MASTER_PORT (a free port) and WORLD_SIZE set; each sets
+    its own RANK, or passes ``rank=`` to ``init_process_group``. A rank killed by a signal
+    prints its Python stack (faulthandler), and the failure says which ranks had already
+    written their results."""
 
     def spawn(run_rank, out_dir: Path, world_size: int, timeout: float) -> list:
         results = [Path(out_dir) / f"rank{rank}.pkl" for rank in range(world_size)]
@@ -45,7 +57,12 @@ def spawn_ranks():
         with pytest.MonkeyPatch.context() as patch:
             for name, value in environment.items():  # each spawned interpreter starts with them
                 patch.setenv(name, value)
-            context = mp.spawn(run_rank, args=(str(out_dir),), nprocs=world_size, join=False)
+            context = mp.spawn(
+                _run_rank_and_keep_its_outcome,
+                args=(run_rank, str(out_dir)),
+                nprocs=world_size,
+                join=False,
+            )
         deadline = time.monotonic() + timeout
         try:
             while not context.join(timeout=1):

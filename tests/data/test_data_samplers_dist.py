@@ -1,18 +1,15 @@
 """DefaultSampler and InfiniteSampler in two real processes (gloo on CPU)."""
 
-import pickle
 from itertools import islice
-from pathlib import Path
 
 import torch.distributed as dist
 
 from runnerx.data import DefaultSampler, InfiniteSampler
-from runnerx.dist.launch import shutdown_dist
 
 DATASET = list(range(11))  # 11 samples over 2 ranks: round_up pads one
 
 
-def sample_on_rank(rank: int, out_dir: str) -> None:
+def sample_on_rank(rank: int, out_dir: str) -> dict:
     dist.init_process_group("gloo", rank=rank, world_size=2)
     seeded = DefaultSampler(DATASET, shuffle=True, seed=3)
     results = dict(
@@ -28,8 +25,7 @@ def sample_on_rank(rank: int, out_dir: str) -> None:
     results["unseeded_seed"] = unseeded.seed
     results["unseeded"] = list(unseeded)
     results["infinite"] = list(islice(InfiniteSampler(DATASET, seed=5), 17))
-    Path(out_dir, f"rank{rank}.pkl").write_bytes(pickle.dumps(results))
-    shutdown_dist()
+    return results
 
 
 def interleave(per_rank: list[list[int]]) -> list[int]:

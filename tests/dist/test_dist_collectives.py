@@ -174,9 +174,7 @@ def run_rank(rank, out_dir):
         for lib in (runnerx_dist, mmengine_dist):
             outcome[group_name, lib.__name__] = exercise(lib, rank, group, out_dir)
     outcome["runnerx_only"] = runnerx_only(rank, out_dir)
-    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
-        pickle.dump(outcome, file)
-    shutdown_dist()
+    return outcome
 
 
 @pytest.fixture(scope="module")

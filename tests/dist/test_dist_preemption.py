@@ -58,10 +58,7 @@ def digits_cfg(work_dir: str, strategy, **changes) -> Config:
 def run_rank(rank, out_dir):
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
-    outcome = train_and_check(out_dir)  # its runners are gone when it returns
-    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
-        pickle.dump(outcome, file)
-    shutdown_dist()
+    return train_and_check(out_dir)  # its runners are gone when it returns
 
 
 def train_and_check(out_dir):

@@ -3,7 +3,6 @@ process on the whole batches does; full checkpoints load into a plain model, sha
 load back and consolidate into one file."""
 
 import os
-import pickle
 import sys
 from datetime import timedelta
 
@@ -12,7 +11,6 @@ import torch
 import torch.distributed as dist
 
 from runnerx.checkpoint.io import load_checkpoint
-from runnerx.dist.launch import shutdown_dist
 from runnerx.logging import MessageHub
 from runnerx.optim import AmpOptimWrapper, OptimWrapper
 from runnerx.parallel import (
@@ -83,10 +81,7 @@ def run_rank(rank, out_dir):
     dist.init_process_group("gloo", rank=rank, world_size=WORLD_SIZE, timeout=timedelta(seconds=60))
     torch.set_num_threads(1)
     MessageHub.get_instance("fsdp-test")
-    outcome = train_and_check(rank, out_dir)  # its models are gone when it returns
-    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as file:
-        pickle.dump(outcome, file)
-    shutdown_dist()
+    return train_and_check(rank, out_dir)  # its models are gone when it returns
 
 
 def train_and_check(rank, out_dir):
