@@ -14,7 +14,6 @@ import os
 import shutil
 import tempfile
 import urllib.parse
-import urllib.request
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -67,6 +66,8 @@ def get(filepath: PathLike, backend_args: dict | None = None) -> bytes:
     """The bytes of a file (or of an http(s) URL's body)."""
     path, is_url = resolve_path(filepath, backend_args, "get", url_ok=True)
     if is_url:
+        import urllib.request  # only for URLs: it costs start-up time otherwise
+
         with urllib.request.urlopen(path) as response:
             return response.read()
     with open(path, "rb") as file:
