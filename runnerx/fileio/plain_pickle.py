@@ -1,6 +1,6 @@
 """Reading pickles without running code: only plain data (containers, numbers, strings,
-bytes, numpy arrays) is rebuilt, and a pickle naming anything else is refused before any of
-it is built. ``load`` reads pickles this way unless told ``unsafe_load=True``."""
+bytes, numpy arrays, CPU torch tensors) is rebuilt, and a pickle naming anything else is
+refused before any of it is built. ``load`` reads pickles this way unless told ``unsafe_load=True``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import _codecs
 import _compat_pickle
 import collections
 import functools
+import io
 import pickle
 from typing import IO, Any
 
@@ -44,11 +45,29 @@ def load_plain_pickle(file: IO[bytes], where: str, **kwargs: Any) -> Any:
                 module, name = _compat_pickle.NAME_MAPPING[(module, name)]
             module = _compat_pickle.IMPORT_MAPPING.get(module, module)
             found = allowed.get(f"{module}.{name}")
+            if found is None and module.startswith("torch"):
+                found = _tensor_globals().get(f"{module}.{name}")
             if found is None:
                 raise UnsafePickleError(where, f"{module}.{name}")
             return found
 
     return PlainDataUnpickler(file, **kwargs).load()
+
+
+@functools.cache
+def _tensor_globals() -> dict[str, Any]:
+    """What a pickled CPU tensor refers to (DumpResults' files hold them): torch's rebuild
+    function and, in place of torch's ``_load_from_bytes`` (a full ``torch.load`` of the
+    storage), one that reads the storage weights-only. torch is imported only here."""
+    import torch
+
+    def load_storage(data: bytes) -> Any:
+        return torch.load(io.BytesIO(data), weights_only=True)
+
+    return {
+        "torch._utils._rebuild_tensor_v2": torch._utils._rebuild_tensor_v2,
+        "torch.storage._load_from_bytes": load_storage,
+    }
 
 
 @functools.cache

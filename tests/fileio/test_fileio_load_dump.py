@@ -119,6 +119,41 @@ def test_a_malicious_pickle_is_refused_without_running_unless_unsafe_load(tmp_pa
     assert marker.exists()
 
 
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+def test_cpu_tensors_load_safely_as_dump_results_writes_them(tmp_path, protocol):
+    import torch
+
+    batch = torch.arange(6.0).reshape(2, 3)
+    results = [dict(pred_score=batch[1], gt_label=torch.tensor(3), half=batch.bfloat16()[0])]
+    path = tmp_path / "preds.pkl"
+    path.write_bytes(pickle.dumps(results, protocol=protocol))
+    (loaded,) = load(path)
+    for key, value in results[0].items():
+        assert torch.equal(loaded[key], value) and loaded[key].dtype == value.dtype
+
+
+class StorageRunsCode:
+    """Pickles as a tensor storage whose bytes hold a pickle that runs code."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import torch
+
+        buffer = io.BytesIO()
+        torch.save(RunsCode(self.marker), buffer)
+        return torch.storage._load_from_bytes, (buffer.getvalue(),)
+
+
+def test_a_tensor_storage_that_would_run_code_is_refused(tmp_path):
+    marker, path = tmp_path / "marker", tmp_path / "evil.pkl"
+    path.write_bytes(pickle.dumps([StorageRunsCode(marker)], protocol=2))
+    with pytest.raises(pickle.UnpicklingError):
+        load(path)
+    assert not marker.exists()
+
+
 def test_a_malicious_yaml_is_refused_without_running_unless_unsafe_load(tmp_path):
     marker, path = tmp_path / "marker", tmp_path / "evil.yaml"
     path.write_text(f"x: !!python/object/apply:os.mkdir [{str(marker)!r}]\n")
