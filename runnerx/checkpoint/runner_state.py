@@ -109,6 +109,7 @@ def resume_runner(
         runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
         load_model_weights(runner.model, checkpoint, strict=True)
     meta = checkpoint.get("meta", {})
+    _continue_seed(runner, meta.get("seed"))
     loop = runner.train_loop
     loop._epoch = int(meta.get("epoch", 0))
     loop._iter = int(meta.get("iter", 0))
@@ -159,6 +160,25 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
         runner.logger.info(f"resume=True but {runner.work_dir} has no checkpoint yet: starting")
     elif load_from:
         runner.load_checkpoint(load_from)
+
+
+def _continue_seed(runner: Any, saved: Any) -> None:
+    """Carry on with the interrupted run's seed (its rank-0 value in ``meta['seed']``), as
+    MMEngine does: later checkpoints record it, and the data order follows it (the sampler
+    takes its seed from the checkpoint's data position)."""
+    if not isinstance(saved, int):
+        return
+    configured = runner._randomness_cfg.get("seed")
+    rank_offset = runner.rank if runner._randomness_cfg.get("diff_rank_seed") else 0
+    if runner.seed - rank_offset == saved:
+        return
+    if configured is not None:
+        runner.logger.warning(
+            f"randomness.seed is {configured} but the checkpoint was trained with seed "
+            f"{saved}: the resumed run continues with {saved}"
+        )
+    runner.seed = saved + rank_offset
+    runner._randomness_cfg["seed"] = saved
 
 
 def _restore_rng(runner: Any, states: list | None) -> None:

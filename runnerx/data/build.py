@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader, Subset
 
 from runnerx.config.errors import ConfigKeyError
 from runnerx.data.collate import pseudo_collate
-from runnerx.data.worker_init import SamplerEpoch
+from runnerx.data.worker_init import SamplerValue
 from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
 from runnerx.dist import get_rank, get_world_size
 from runnerx.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, DefaultScope, NotRegisteredError
@@ -55,9 +55,9 @@ def build_dataloader(
     The sampler gets ``dataset`` and ``seed`` as defaults. ``batch_sampler`` (DATA_SAMPLERS)
     is built around the sampler and takes ``batch_size``. ``collate_fn`` and
     ``worker_init_fn`` dicts name a function in FUNCTIONS; their other keys are bound to it.
-    Given a ``seed``, workers are seeded by :func:`worker_init_fn` from it, the rank and the
-    sampler's epoch, and the DataLoader gets its own seeded ``generator`` (unless the config
-    gives one).
+    Given a ``seed``, workers are seeded by :func:`worker_init_fn` from the sampler's seed
+    and epoch and the rank, and the DataLoader gets its own seeded ``generator`` (unless the
+    config gives one).
     ``diff_rank_seed=True`` (the caller's seed differs by rank) leaves the sampler's seed to
     rank 0, because the ranks must shuffle alike to split the data between them.
     ``num_batch_per_epoch`` cuts the dataset to that many batches (for quick trials). Other
@@ -154,8 +154,8 @@ def _build_dataset(dataset: Any) -> Any:
 
 
 def _pop_worker_init_fn(cfg: dict[str, Any], seed: int | None, cfg_key: str, sampler: Any) -> Any:
-    """The configured ``worker_init_fn``, else seeding from ``seed``, the rank and the
-    ``sampler``'s epoch, else None."""
+    """The configured ``worker_init_fn``, else seeding from the ``sampler``'s seed (``seed``
+    if it has none) and epoch and the rank, else None."""
     quiet_workers = cfg.pop("disable_subprocess_warning", False)
     if "worker_init_fn" in cfg:
         spec = cfg.pop("worker_init_fn")
@@ -166,9 +166,9 @@ def _pop_worker_init_fn(cfg: dict[str, Any], seed: int | None, cfg_key: str, sam
         default_worker_init_fn,
         num_workers=cfg.get("num_workers", 0),
         rank=get_rank(),
-        seed=seed,
+        seed=SamplerValue(sampler, "seed", seed),
         disable_subprocess_warning=quiet_workers,
-        epoch=SamplerEpoch(sampler),
+        epoch=SamplerValue(sampler, "epoch", 0),
         world_size=get_world_size(),
     )
 

@@ -14,7 +14,7 @@ def worker_init_fn(
     worker_id: int,
     num_workers: int,
     rank: int,
-    seed: int,
+    seed: SupportsInt,
     disable_subprocess_warning: bool = False,
     epoch: SupportsInt = 0,
     world_size: int = 1,
@@ -24,12 +24,13 @@ def worker_init_fn(
     The seed is ``seed + (epoch * world_size + rank) * num_workers + worker_id``: different
     for every worker of every rank in every epoch, the same from one run to the next. In
     epoch 0 it is MMEngine's ``seed + num_workers * rank + worker_id``, and so it is for
-    MMEngine's four arguments. ``build_dataloader`` binds ``epoch`` to the sampler's epoch
-    (:class:`SamplerEpoch`), read when the workers start, so workers started anew each epoch
-    draw new augmentations, and a run resumed at an epoch boundary draws what an unbroken run
-    would. ``disable_subprocess_warning`` silences warnings in all workers but the first.
+    MMEngine's four arguments. ``build_dataloader`` binds ``seed`` and ``epoch`` to the
+    sampler's (:class:`SamplerValue`), read when the workers start, so workers started anew
+    each epoch draw new augmentations, and a run resumed at an epoch boundary (whose sampler
+    takes the checkpoint's seed) draws what an unbroken run would.
+    ``disable_subprocess_warning`` silences warnings in all workers but the first.
     """
-    worker_seed = seed + (int(epoch) * world_size + rank) * num_workers + worker_id
+    worker_seed = int(seed) + (int(epoch) * world_size + rank) * num_workers + worker_id
     random.seed(worker_seed)
     try:  # numpy is optional for torch, and so for runnerx
         import numpy as np
@@ -42,22 +43,25 @@ def worker_init_fn(
         warnings.simplefilter("ignore")
 
 
-class SamplerEpoch:
-    """The epoch a sampler is at (its ``epoch`` attribute, 0 without one), read when asked.
+class SamplerValue:
+    """A sampler's ``name`` attribute (``'epoch'``, ``'seed'``; ``default`` without one), read
+    when asked.
 
     Bound into the workers' init function: forked workers read it from the sampler they
     inherit; for workers started by spawn or forkserver it pickles as the plain number it is
     at that moment, so the sampler (and its dataset) is not pickled with it.
     """
 
-    def __init__(self, sampler: Any) -> None:
+    def __init__(self, sampler: Any, name: str, default: int) -> None:
         self._sampler = sampler
+        self._name = name
+        self._default = default
 
     def __int__(self) -> int:
-        return int(getattr(self._sampler, "epoch", 0))
+        return int(getattr(self._sampler, self._name, self._default))
 
     def __reduce__(self) -> tuple:
         return int, (int(self),)
 
     def __repr__(self) -> str:
-        return f"SamplerEpoch({int(self)})"
+        return f"SamplerValue({self._name}={int(self)})"

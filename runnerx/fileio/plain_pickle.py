@@ -1,6 +1,7 @@
 """Reading pickles without running code: only plain data (containers, numbers, strings,
 bytes, numpy arrays, CPU torch tensors) is rebuilt, and a pickle naming anything else is
-refused before any of it is built. ``load`` reads pickles this way unless told ``unsafe_load=True``."""
+refused before any of it is built. ``load`` reads pickles this way unless told
+``unsafe_load=True``."""
 
 from __future__ import annotations
 

@@ -120,16 +120,29 @@ class _TrainLoop(BaseLoop):
 
     def data_position(self, iters_done: int) -> dict:
         """Where the training data stands after ``iters_done`` iterations: the sampler epoch
-        (pass) and how many batches, and samples per rank, of it were consumed."""
+        (pass) and how many batches, and samples per rank, of it were consumed, and the
+        sampler's seed (when it has one)."""
         batches = iters_done - self._pass_start_iter
         samples = batches * (self.dataloader.batch_size or 0)
-        return {"epoch": self._epoch, "batches": batches, "consumed": samples}
+        position = {"epoch": self._epoch, "batches": batches, "consumed": samples}
+        seed = getattr(self._sampler(), "seed", None)
+        if isinstance(seed, int):
+            position["seed"] = seed
+        return position
 
     def resume_data_position(self, position: dict) -> None:
         """Continue the current pass after the batches ``position`` says were consumed (a
-        position from an earlier epoch, i.e. saved once that epoch had ended, means none)."""
+        position from an earlier epoch, i.e. saved once that epoch had ended, means none),
+        with the sampler's seed of the checkpoint: a run whose seed was drawn at random
+        draws another, and would otherwise see its data in another order."""
         same_pass = position.get("epoch") == self._epoch
         self._resume_batches = int(position.get("batches", 0)) if same_pass else 0
+        sampler = self._sampler()
+        if "seed" in position and isinstance(getattr(sampler, "seed", None), int):
+            sampler.seed = int(position["seed"])
+
+    def _sampler(self) -> Any:
+        return getattr(self.dataloader.batch_sampler, "sampler", None)
 
     def _batches(self) -> Any:
         """(index, batch) pairs of one pass over the data, after any batches a resume skips."""
@@ -137,7 +150,7 @@ class _TrainLoop(BaseLoop):
         self._pass_start_iter = self._iter - skip
         if not skip:
             return enumerate(self.dataloader)
-        sampler = getattr(self.dataloader.batch_sampler, "sampler", None)
+        sampler = self._sampler()
         batch_size = self.dataloader.batch_size
         if batch_size and hasattr(sampler, "set_consumed"):
             sampler.set_consumed(skip * batch_size)  # the sampler starts at the next unseen one

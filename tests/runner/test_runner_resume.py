@@ -75,6 +75,42 @@ def test_epoch_based_resume_mid_epoch_is_exact(tmp_path, num_workers):
     assert_same(expected, resumed)
 
 
+def test_a_run_without_a_seed_resumes_with_the_seed_it_drew(tmp_path):
+    """randomness.seed=None draws a seed per run; the resumed run draws another, but goes on
+    with the interrupted run's (its data order included), so it ends as an unbroken run with
+    that seed does."""
+    cfg = digits_cfg(tmp_path / "resumed", **{"randomness.seed": None})
+    first = cfg.copy()
+    first.custom_hooks = [dict(type="InterruptAtIter", at=33)]
+    with pytest.raises(Interrupted):
+        Runner.from_cfg(first).train()
+    drawn = torch.load(Path(cfg.work_dir) / "iter_30.pth", weights_only=True)["meta"]["seed"]
+    second = cfg.copy()
+    second.resume = True
+    runner = Runner.from_cfg(second)
+    assert runner.seed != drawn  # (a 1 in 2**31 chance of a false failure)
+    runner.train()
+    assert runner.seed == drawn
+    resumed = {key: value.clone() for key, value in runner.unwrapped_model.state_dict().items()}
+    expected = final_state(digits_cfg(tmp_path / "straight", **{"randomness.seed": drawn}))
+    assert_same(expected, resumed)
+
+
+def test_a_configured_seed_unlike_the_checkpoints_is_named_and_the_checkpoints_kept(tmp_path):
+    cfg = digits_cfg(tmp_path / "run")  # seed 0
+    first = cfg.copy()
+    first.custom_hooks = [dict(type="InterruptAtIter", at=33)]
+    with pytest.raises(Interrupted):
+        Runner.from_cfg(first).train()
+    second = cfg.copy()
+    second.merge_from_dict({"randomness.seed": 5, "resume": True})
+    runner = Runner.from_cfg(second)
+    runner.train()
+    assert runner.seed == 0
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert "randomness.seed is 5 but the checkpoint was trained with seed 0" in log
+
+
 def test_a_change_in_data_order_would_be_caught(tmp_path):
     """The comparison above can fail: resuming at the wrong batch gives other weights."""
     expected = final_state(digits_cfg(tmp_path / "straight"))
@@ -124,7 +160,8 @@ def test_checkpoint_records_rng_and_data_position(tmp_path):
         Runner.from_cfg(cfg).train()
     checkpoint = torch.load(Path(cfg.work_dir) / "iter_30.pth", weights_only=True)
     assert checkpoint["meta"]["iter"] == 30 and checkpoint["meta"]["epoch"] == 1
-    assert checkpoint["dataloader"] == {"epoch": 1, "batches": 7, "consumed": 7 * 64}
+    position = {"epoch": 1, "batches": 7, "consumed": 7 * 64, "seed": 0}  # the config's seed
+    assert checkpoint["dataloader"] == position
     (rng,) = checkpoint["rng_states"]  # one entry per rank
     assert set(rng) >= {"python", "numpy", "torch"}
 
