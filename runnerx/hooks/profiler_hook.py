@@ -56,7 +56,8 @@ class ProfilerHook(Hook):
     open a new, empty cycle of the schedule, which is then the one exported: a bug). With
     ``by_epoch=True`` the profiler still steps after the epoch's last iteration, so there a
     schedule should not begin a new cycle exactly at the epoch's end. With ``by_epoch=True``
-    and no schedule the hook is not called per iteration.
+    and no schedule the hook is not called per iteration, and once it has stopped it is not
+    called at all (it asks the loop to ``refresh_hooks``).
     """
 
     priority = "VERY_LOW"
@@ -189,6 +190,9 @@ class ProfilerHook(Hook):
     def _stop(self, runner: Any) -> None:
         self._running = False
         self._finished = True
+        refresh = getattr(getattr(runner, "train_loop", None), "refresh_hooks", None)
+        if callable(refresh):  # no call per iteration from now on
+            refresh()
         self.profiler.stop()  # hands the last trace to on_trace_ready
         if self.json_trace_path is not None:
             path = _rank_path(self.json_trace_path)

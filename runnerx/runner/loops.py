@@ -160,10 +160,12 @@ class _TrainLoop(BaseLoop):
             next(batches)
         return enumerate(batches, skip)
 
-    def _prepare(self) -> None:
-        # after before_train, in which hooks settle which points they act at this run
-        self._before_iter = self.runner.hook_methods("before_train_iter")
-        self._after_iter = self.runner.hook_methods("after_train_iter")
+    def refresh_hooks(self) -> None:
+        """Ask the hooks again which act before and after each iteration: done after
+        ``before_train`` (where hooks settle their points for the run), and by a hook whose
+        work ends mid-run (a finished ProfilerHook), so that it is not called any more."""
+        self._before_iter = self.runner.hook_methods("before_train_iter", fresh=True)
+        self._after_iter = self.runner.hook_methods("after_train_iter", fresh=True)
 
     def resume_validation(self, validated_at: int) -> None:
         """After a resume: the checkpoint's ``validated_at``. A checkpoint saved at the end of
@@ -222,7 +224,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         """Train until ``max_epochs`` (or until a hook sets ``stop_training``)."""
         runner = self.runner
         runner.call_hook("before_train")
-        self._prepare()
+        self.refresh_hooks()
         self._catch_up_validation(self._epoch, self._max_epochs)
         while self._epoch < self._max_epochs and not self.stop_training:
             self.run_epoch()
@@ -268,7 +270,7 @@ class IterBasedTrainLoop(_TrainLoop):
         """Train until ``max_iters`` (or until a hook sets ``stop_training``)."""
         runner = self.runner
         runner.call_hook("before_train")
-        self._prepare()
+        self.refresh_hooks()
         runner.call_hook("before_train_epoch")
         runner.model.train()
         self._catch_up_validation(self._iter, self._max_iters)

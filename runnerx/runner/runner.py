@@ -238,9 +238,10 @@ class Runner(MMEngineRunnerAPI):
         """The hooks, in the order they are called."""
         return self._hooks
 
-    def hook_methods(self, point: str) -> list:
-        """Bound methods of the hooks that implement ``point``, in priority order."""
-        methods = self._hook_cache.get(point)
+    def hook_methods(self, point: str, fresh: bool = False) -> list:
+        """Bound methods of the hooks that implement ``point``, in priority order (``fresh``:
+        asked anew, not remembered from an earlier call)."""
+        methods = None if fresh else self._hook_cache.get(point)
         if methods is None:
             methods = [
                 getattr(hook, point) for hook in self._hooks if point in hook.overridden_points()

@@ -87,6 +87,7 @@ def test_by_iteration_it_writes_a_chrome_trace_of_the_first_iterations_only(tmp_
     assert any(event.get("name") == "aten::addmm" for event in events)  # the classifier
     assert marked_iterations(events) == [0, 1, 2]
     assert hook.overridden_points() == []  # nothing to do for the rest of the run
+    assert hook.after_train_iter not in runner.train_loop._after_iter  # and not called there
     log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
     table = log.split("ProfilerHook:\n", 1)[1]
     assert "Self CPU" in table.splitlines()[1] and "aten::" in table
