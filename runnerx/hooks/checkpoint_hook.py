@@ -193,11 +193,14 @@ class CheckpointHook(Hook):
         improved = [
             self._update_best(runner, key, rule, metrics) for key, rule in self.rules.items()
         ]
-        if any(improved) and self.last_ckpt is not None:
+        step = runner.epoch if self.by_epoch else runner.iter
+        this_step = os.path.join(self._out_dir, self.filename_tmpl.format(step))
+        if any(improved) and self.last_ckpt == this_step:
             # The periodic checkpoint of this step was written before validation: write it
             # again so that it records the new best (resuming from it then knows which best
-            # checkpoint to replace), as MMEngine does.
-            step = runner.epoch if self.by_epoch else runner.iter
+            # checkpoint to replace), as MMEngine does. Unlike MMEngine, no checkpoint is
+            # written for a step the interval did not save (iterations saved, epochs
+            # validated): a resume from the previous one validates at this step again.
             self._save(runner, step, dict(epoch=runner.epoch, iter=runner.iter))
 
     def after_train(self, runner: Any) -> None:

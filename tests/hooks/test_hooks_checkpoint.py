@@ -154,6 +154,34 @@ def test_a_resumed_run_compares_with_the_recorded_best(runner, train):
     assert not os.path.exists(old_best)
 
 
+def test_a_new_best_rewrites_the_periodic_checkpoint_of_its_step_only(runner, train):
+    runner.max_epochs = 2
+    hook = CheckpointHook(interval=1, save_best="acc")
+    train(runner, [hook], metrics=lambda epoch: {"acc": epoch})
+    assert runner.save_checkpoint.filenames == [
+        "epoch_1.pth",
+        "best_acc_epoch_1.pth",
+        "epoch_1.pth",  # again, now recording the new best
+        "epoch_2.pth",
+        "best_acc_epoch_2.pth",
+        "epoch_2.pth",
+    ]
+
+
+def test_a_new_best_at_a_step_the_interval_skipped_writes_no_extra_checkpoint(runner, train):
+    runner.max_epochs = 2  # 4 iterations an epoch, validated after each epoch
+    hook = CheckpointHook(by_epoch=False, interval=3, save_best="acc")
+    train(runner, [hook], metrics=lambda epoch: {"acc": epoch})
+    assert runner.save_checkpoint.filenames == [
+        "iter_3.pth",
+        "best_acc_iter_4.pth",  # MMEngine would also write an iter_4.pth here
+        "iter_6.pth",
+        "iter_8.pth",  # the last iteration, saved before its validation
+        "best_acc_iter_8.pth",
+        "iter_8.pth",  # and again with the new best
+    ]
+
+
 def test_iteration_based_best_checkpoints_are_named_by_iteration(runner):
     hook = CheckpointHook(by_epoch=False, save_best="acc")
     hook.before_train(runner)
