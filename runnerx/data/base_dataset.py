@@ -51,6 +51,19 @@ def force_full_init(method: _Method) -> _Method:
     return wrapper  # type: ignore[return-value]
 
 
+def init_on_first_read(dataset: Any) -> None:
+    """``full_init()`` a dataset read before it was initialised (``lazy_init=True`` and no
+    ``build_dataloader``), with a warning: each dataloader worker would load it again."""
+    if not dataset._fully_initialized:
+        warnings.warn(
+            f"{type(dataset).__name__} is read before full_init() was called; call it before "
+            "handing the dataset to a DataLoader (build_dataloader does), or every worker "
+            "loads the annotations",
+            stacklevel=3,
+        )
+        dataset.full_init()
+
+
 class BaseDataset(Dataset):
     """A dataset of "data infos" (one dict per sample) read from an annotation file, each
     turned into a sample by ``pipeline``; MMEngine's BaseDataset, argument for argument.
@@ -217,13 +230,7 @@ class BaseDataset(Dataset):
         return self.pipeline(self.get_data_info(idx))
 
     def __getitem__(self, idx: int) -> Any:
-        if not self._fully_initialized:
-            warnings.warn(
-                f"{type(self).__name__} is read before full_init() was called; call it before "
-                "handing the dataset to a DataLoader, or every worker loads the annotations",
-                stacklevel=2,
-            )
-            self.full_init()
+        init_on_first_read(self)
         if self.test_mode:
             data = self.prepare_data(idx)
             if data is None:

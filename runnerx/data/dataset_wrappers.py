@@ -10,14 +10,13 @@ from __future__ import annotations
 import bisect
 import copy
 import math
-import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torch.utils.data import ConcatDataset as _TorchConcatDataset
 
-from runnerx.data.base_dataset import force_full_init
+from runnerx.data.base_dataset import force_full_init, init_on_first_read
 from runnerx.data.serialized_list import check_index
 from runnerx.registry import DATASETS
 
@@ -39,15 +38,6 @@ class _DatasetWrapper:
         self._metainfo = _metainfo_of(self.dataset)
         self._fully_initialized = False
         if not lazy_init:
-            self.full_init()
-
-    def _ensure_initialized(self) -> None:
-        if not self._fully_initialized:
-            warnings.warn(
-                f"{type(self).__name__} is read before full_init() was called; call it before "
-                "handing the dataset to a DataLoader (build_dataloader does)",
-                stacklevel=3,
-            )
             self.full_init()
 
     def get_subset_(self, indices: int | Sequence[int]) -> None:
@@ -157,7 +147,7 @@ class ConcatDataset(_DatasetWrapper, _TorchConcatDataset):
         return self.cumulative_sizes[-1]
 
     def __getitem__(self, idx: int) -> Any:
-        self._ensure_initialized()
+        init_on_first_read(self)
         dataset_idx, sample_idx = self._get_ori_dataset_idx(idx)
         return self.datasets[dataset_idx][sample_idx]
 
@@ -235,7 +225,7 @@ class RepeatDataset(_DatasetWrapper):
         return self.times * self._ori_len
 
     def __getitem__(self, idx: int) -> Any:
-        self._ensure_initialized()
+        init_on_first_read(self)
         return self.dataset[self._get_ori_dataset_idx(idx)]
 
 
@@ -307,5 +297,5 @@ class ClassBalancedDataset(_DatasetWrapper):
         return len(self.repeat_indices)
 
     def __getitem__(self, idx: int) -> Any:
-        self._ensure_initialized()
+        init_on_first_read(self)
         return self.dataset[self._get_ori_dataset_idx(idx)]

@@ -45,6 +45,11 @@ def _checked_op(op: str) -> str:
     return name
 
 
+def _on_comm_device(data: torch.Tensor, group: ProcessGroup | None) -> torch.Tensor:
+    """``data``, contiguous, on the device ``group`` communicates from (itself if it is)."""
+    return data.to(get_comm_device(group)).contiguous()
+
+
 def all_reduce(
     data: torch.Tensor, op: str = "sum", group: ProcessGroup | None = None
 ) -> torch.Tensor:
@@ -54,7 +59,7 @@ def all_reduce(
     world_size = get_world_size(group)
     if world_size == 1:
         return data
-    work = data.to(get_comm_device(group)).contiguous()
+    work = _on_comm_device(data, group)
     reduce_op = getattr(torch_dist.ReduceOp, "SUM" if name == "mean" else name.upper())
     torch_dist.all_reduce(work, op=reduce_op, group=group)
     if name == "mean" and (work.is_floating_point() or work.is_complex()):
@@ -171,7 +176,7 @@ def broadcast(data: torch.Tensor, src: int = 0, group: ProcessGroup | None = Non
     (same shape and dtype on every rank)."""
     if get_world_size(group) == 1:
         return data
-    work = data.to(get_comm_device(group)).contiguous()
+    work = _on_comm_device(data, group)
     torch_dist.broadcast(work, src=src, group=group)
     if work is not data:
         data.copy_(work)
@@ -213,7 +218,7 @@ def all_gather(data: torch.Tensor, group: ProcessGroup | None = None) -> list[to
     world_size = get_world_size(group)
     if world_size == 1:
         return [data]
-    work = data.to(get_comm_device(group)).contiguous()
+    work = _on_comm_device(data, group)
     gathered = [torch.empty_like(work) for _ in range(world_size)]
     torch_dist.all_gather(gathered, work, group=group)
     return [tensor.to(data.device) for tensor in gathered]
@@ -230,7 +235,7 @@ def gather(
     world_size = get_world_size(group)
     if world_size == 1:
         return [data]
-    work = data.to(get_comm_device(group)).contiguous()
+    work = _on_comm_device(data, group)
     is_dst = get_rank() == dst
     gathered = [torch.empty_like(work) for _ in range(world_size)] if is_dst else None
     torch_dist.gather(work, gather_list=gathered, dst=dst, group=group)

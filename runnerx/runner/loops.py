@@ -176,26 +176,22 @@ class _TrainLoop(BaseLoop):
         self._catch_up = True
 
     def _catch_up_validation(self, done: int, total: int) -> None:
-        missed = self._catch_up and self.validated_at != done
-        self._catch_up = False
-        if missed and self._validation_due(done, total) and self.runner.val_loop is not None:
-            self.runner.logger.info(
+        if self._catch_up and self.validated_at != done:
+            note = (
                 f"validating after {self.unit} {done} first: the checkpoint resumed from was "
                 "saved before that validation ran"
             )
-            self._validate_if_due(done, total)
+            self._validate_if_due(done, total, note)
+        self._catch_up = False
 
-    def _validation_due(self, done: int, total: int) -> bool:
+    def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:
         # every val_interval epochs/iterations from val_begin on, and after the last one
-        return not (
-            self.stop_now or done < self.val_begin or (done % self.val_interval and done != total)
-        )
-
-    def _validate_if_due(self, done: int, total: int) -> None:
-        if not self._validation_due(done, total):
+        if self.stop_now or done < self.val_begin or (done % self.val_interval and done != total):
             return
         val_loop = self.runner.val_loop
         if val_loop is not None:
+            if note:
+                self.runner.logger.info(note)
             self.validated_at = done  # before: checkpoints saved while validating have it
             val_loop.run()
             self.runner.model.train()
@@ -205,8 +201,6 @@ class _TrainLoop(BaseLoop):
 class EpochBasedTrainLoop(_TrainLoop):
     """Train for ``max_epochs`` passes over the data, validating every ``val_interval`` epochs
     from epoch ``val_begin`` on (and after the last epoch)."""
-
-    unit = "epoch"
 
     def __init__(
         self,
