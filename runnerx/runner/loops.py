@@ -9,6 +9,7 @@ model is put in train mode once per epoch, not per iteration.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,6 +71,7 @@ class _TrainLoop(BaseLoop):
         length: tuple[str, int],
         val_begin: int,
         val_interval: int,
+        dynamic_intervals: list[tuple[int, int]] | None,
     ) -> None:
         super().__init__(runner, dataloader)
         name, value = length
@@ -79,6 +81,9 @@ class _TrainLoop(BaseLoop):
         self._iter = 0
         self.val_begin = val_begin
         self.val_interval = val_interval
+        # val_interval from each milestone on: [(0, val_interval), (m1, i1), ...]
+        self._interval_steps = _interval_steps(val_interval, dynamic_intervals)
+        self._milestones = [milestone for milestone, _ in self._interval_steps]
         self.stop_training = False  # ends training after this iteration (epoch end, val run)
         self.stop_now = False  # ends it at this iteration boundary, epoch unfinished, no val
         self._pass_start_iter = 0  # the iteration at which the current pass over the data began
@@ -184,8 +189,16 @@ class _TrainLoop(BaseLoop):
             self._validate_if_due(done, total, note)
         self._catch_up = False
 
+    def _settle_val_interval(self, upcoming: int) -> None:
+        """Set ``val_interval`` for the epoch/iteration numbered ``upcoming`` (counted from
+        1): the interval of the last ``dynamic_intervals`` milestone at or before it."""
+        step = bisect_right(self._milestones, upcoming) - 1
+        self.val_interval = self._interval_steps[step][1]
+
     def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:
         # every val_interval epochs/iterations from val_begin on, and after the last one
+        if len(self._milestones) > 1:
+            self._settle_val_interval(done)
         if self.stop_now or done < self.val_begin or (done % self.val_interval and done != total):
             return
         val_loop = self.runner.val_loop
@@ -200,7 +213,8 @@ class _TrainLoop(BaseLoop):
 @LOOPS.register_module()
 class EpochBasedTrainLoop(_TrainLoop):
     """Train for ``max_epochs`` passes over the data, validating every ``val_interval`` epochs
-    from epoch ``val_begin`` on (and after the last epoch)."""
+    from epoch ``val_begin`` on (and after the last epoch). ``dynamic_intervals=[(280, 1)]``
+    validates every epoch from epoch 280 on (MMEngine's argument, as RTMDet configs use it)."""
 
     def __init__(
         self,
@@ -209,8 +223,16 @@ class EpochBasedTrainLoop(_TrainLoop):
         max_epochs: int,
         val_begin: int = 1,
         val_interval: int = 1,
+        dynamic_intervals: list[tuple[int, int]] | None = None,
     ) -> None:
-        super().__init__(runner, dataloader, ("max_epochs", max_epochs), val_begin, val_interval)
+        super().__init__(
+            runner,
+            dataloader,
+            ("max_epochs", max_epochs),
+            val_begin,
+            val_interval,
+            dynamic_intervals,
+        )
         self._max_epochs = max_epochs
         self._max_iters = max_epochs * len(self.dataloader)
 
@@ -221,6 +243,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         self.refresh_hooks()
         self._catch_up_validation(self._epoch, self._max_epochs)
         while self._epoch < self._max_epochs and not self.stop_training:
+            self._settle_val_interval(self._epoch + 1)  # what hooks see during the epoch
             self.run_epoch()
             self._validate_if_due(self._epoch, self._max_epochs)
         runner.call_hook("after_train")
@@ -244,7 +267,9 @@ class EpochBasedTrainLoop(_TrainLoop):
 @LOOPS.register_module()
 class IterBasedTrainLoop(_TrainLoop):
     """Train for ``max_iters`` iterations, cycling through the data, validating every
-    ``val_interval`` iterations from iteration ``val_begin`` on (and after the last one)."""
+    ``val_interval`` iterations from iteration ``val_begin`` on (and after the last one);
+    ``dynamic_intervals=[(milestone, interval), ...]`` changes the interval from each
+    milestone iteration on."""
 
     unit = "iteration"
 
@@ -255,8 +280,16 @@ class IterBasedTrainLoop(_TrainLoop):
         max_iters: int,
         val_begin: int = 1,
         val_interval: int = 1000,
+        dynamic_intervals: list[tuple[int, int]] | None = None,
     ) -> None:
-        super().__init__(runner, dataloader, ("max_iters", max_iters), val_begin, val_interval)
+        super().__init__(
+            runner,
+            dataloader,
+            ("max_iters", max_iters),
+            val_begin,
+            val_interval,
+            dynamic_intervals,
+        )
         self._max_iters = max_iters
         self._max_epochs = 1
 
@@ -285,6 +318,28 @@ class IterBasedTrainLoop(_TrainLoop):
             self._epoch += 1
             if hasattr(sampler, "set_epoch"):
                 sampler.set_epoch(self._epoch)
+
+
+def _interval_steps(
+    val_interval: int, dynamic_intervals: list[tuple[int, int]] | None
+) -> list[tuple[int, int]]:
+    """``[(0, val_interval), *dynamic_intervals]``, checked: milestones and intervals are
+    positive ints, milestones strictly ascending."""
+    steps = [(0, val_interval)]
+    for index, pair in enumerate(dynamic_intervals or ()):
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in pair)
+            or pair[0] <= steps[-1][0]
+        ):
+            raise ValueError(
+                f"train_cfg.dynamic_intervals[{index}] must be a (milestone, val_interval) "
+                "pair of positive ints, with milestones in ascending order, e.g. "
+                f"dynamic_intervals=[(280, 1)]; got {pair!r}"
+            )
+        steps.append((pair[0], pair[1]))
+    return steps
 
 
 class _EvalLoop(BaseLoop):
