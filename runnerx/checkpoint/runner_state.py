@@ -27,6 +27,7 @@ from runnerx.runner.environment import capture_rng_state, restore_rng_state
 from runnerx.version import __version__
 
 from .io import load_checkpoint, load_model_weights, save_checkpoint
+from .loader import CheckpointLoader
 from .mmengine_compat import convert_mmengine_message_hub
 
 
@@ -134,7 +135,7 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
         checkpoint = load_sharded_checkpoint(path, runner.model)
         runner.logger.info(f"loaded weights from the sharded checkpoint {path}")
         return checkpoint
-    checkpoint = load_checkpoint(path)
+    checkpoint = CheckpointLoader.load_checkpoint(path)  # a path or an http(s) URL
     missing, unexpected = load_model_weights(
         runner.unwrapped_model, checkpoint, strict, revise_keys
     )

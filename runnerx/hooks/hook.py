@@ -21,6 +21,7 @@ overrides, so a point a hook does not use costs nothing.
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
 
 #: Hook priorities by name; a smaller number runs earlier at every point.
@@ -35,6 +36,9 @@ PRIORITIES = {
     "VERY_LOW": 90,
     "LOWEST": 100,
 }
+
+#: The same priorities as an enum (MMEngine's ``Priority``): ``priority = Priority.HIGH``.
+Priority = IntEnum("Priority", PRIORITIES)
 
 #: Every point a hook can act at, in the order a run reaches them.
 HOOK_POINTS = (
@@ -70,7 +74,7 @@ def get_priority(priority: int | str) -> int:
     if isinstance(priority, int):
         if not 0 <= priority <= 100:
             raise ValueError(f"priority must be between 0 and 100, got {priority}")
-        return priority
+        return int(priority)
     if isinstance(priority, str) and priority.upper() in PRIORITIES:
         return PRIORITIES[priority.upper()]
     raise ValueError(

@@ -191,15 +191,9 @@ def load_pretrained(
 
 
 def _read_checkpoint(checkpoint: str, map_location: Any) -> Mapping:
-    if checkpoint.startswith(("http://", "https://")):
-        return torch.hub.load_state_dict_from_url(
-            checkpoint, map_location=map_location, weights_only=True
-        )
-    if "://" in checkpoint:
-        raise ValueError(
-            f"init_cfg Pretrained checkpoint {checkpoint!r}: only file paths and http(s) URLs are "
-            "supported; download the weights and give the file's path"
-        )
-    from runnerx.checkpoint import load_checkpoint
+    from runnerx.checkpoint.loader import CheckpointLoader
 
-    return load_checkpoint(checkpoint, map_location=map_location)
+    try:
+        return CheckpointLoader.load_checkpoint(checkpoint, map_location)
+    except ValueError as error:  # a name no reader takes
+        raise ValueError(f"init_cfg Pretrained checkpoint: {error}") from error

@@ -64,6 +64,25 @@ def _device_type(optimizer: torch.optim.Optimizer) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def autocast(
+    device_type: str | None = None,
+    dtype: torch.dtype | None = None,
+    enabled: bool = True,
+    cache_enabled: bool | None = None,
+) -> torch.autocast:
+    """``torch.autocast`` with MMEngine's defaults (``mmengine.runner.autocast``): the device
+    type is CUDA's when a GPU is visible, else the CPU's; the dtype is the device's
+    autocast default (float16 on CUDA, bfloat16 on CPU)::
+
+        with autocast(dtype=torch.bfloat16):
+            logits = model(inputs)
+    """
+    device_type = device_type or ("cuda" if torch.cuda.is_available() else "cpu")
+    options = {} if cache_enabled is None else {"cache_enabled": cache_enabled}
+    dtype = dtype or resolve_amp_dtype(None, device_type)
+    return torch.autocast(device_type, dtype=dtype, enabled=enabled, **options)
+
+
 @OPTIM_WRAPPERS.register_module()
 class AmpOptimWrapper(OptimWrapper):
     """An :class:`OptimWrapper` whose ``optim_context`` runs the forward pass under autocast::

@@ -39,9 +39,27 @@ def apply_activation_checkpointing(model: nn.Module, cfg: Any) -> list[nn.Module
         )
     modules = find_modules(model, cfg["modules"], "activation_checkpointing.modules")
     for module in modules:
-        if not getattr(module, "_runnerx_checkpointed", False):
-            module.__class__ = checkpointed_class(type(module))
+        _checkpoint_in_place(module)
     return modules
+
+
+def turn_on_activation_checkpointing(model: nn.Module, modules: str | list[str]) -> None:
+    """Checkpoint the sub-modules of ``model`` at the attribute paths ``modules`` names
+    (``'backbone.layer1'``; MMEngine's function), as ``activation_checkpointing`` does."""
+    for name in [modules] if isinstance(modules, str) else modules:
+        try:
+            module = model.get_submodule(name)
+        except AttributeError as error:
+            raise AttributeError(
+                f"turn_on_activation_checkpointing: {type(model).__name__} has no sub-module "
+                f"{name!r} ({error})"
+            ) from None
+        _checkpoint_in_place(module)
+
+
+def _checkpoint_in_place(module: nn.Module) -> None:
+    if not getattr(module, "_runnerx_checkpointed", False):
+        module.__class__ = checkpointed_class(type(module))
 
 
 def checkpointed_class(cls: type) -> type:

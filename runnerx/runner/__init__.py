@@ -1,5 +1,10 @@
-"""The Runner and its loops (the `locations` entry of the LOOPS and RUNNERS registries)."""
+"""The Runner and its loops (the `locations` entry of the LOOPS and RUNNERS registries), and
+the other names ``mmengine.runner`` offers, so that ported code changes only its imports."""
 
+import importlib
+from typing import Any
+
+from .environment import set_random_seed
 from .loops import (
     BaseLoop,
     EpochBasedTrainLoop,
@@ -11,13 +16,52 @@ from .loops import (
 )
 from .runner import Runner
 
+#: mmengine.runner's other names, imported when first asked for (the modules they live in
+#: import runnerx.runner themselves)
+_ELSEWHERE = {
+    "CheckpointLoader": "runnerx.checkpoint.loader",
+    "get_state_dict": "runnerx.checkpoint.model_state",
+    "load_checkpoint": "runnerx.checkpoint.model_state",
+    "load_state_dict": "runnerx.checkpoint.model_state",
+    "save_checkpoint": "runnerx.checkpoint.model_state",
+    "weights_to_cpu": "runnerx.checkpoint.model_state",
+    "find_latest_checkpoint": "runnerx.checkpoint.runner_state",
+    "Priority": "runnerx.hooks.hook",
+    "get_priority": "runnerx.hooks.hook",
+    "LogProcessor": "runnerx.logging.log_processor",
+    "autocast": "runnerx.optim.amp_optim_wrapper",
+    "turn_on_activation_checkpointing": "runnerx.parallel.activation_checkpointing",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _ELSEWHERE:
+        raise AttributeError(f"module 'runnerx.runner' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_ELSEWHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "BaseLoop",
+    "CheckpointLoader",
     "EpochBasedTrainLoop",
     "IterBasedTrainLoop",
+    "LogProcessor",
+    "Priority",
     "Runner",
     "TestLoop",
     "ValLoop",
+    "autocast",
     "build_eval_loop",
     "build_train_loop",
+    "find_latest_checkpoint",
+    "get_priority",
+    "get_state_dict",
+    "load_checkpoint",
+    "load_state_dict",
+    "save_checkpoint",
+    "set_random_seed",
+    "turn_on_activation_checkpointing",
+    "weights_to_cpu",
 ]

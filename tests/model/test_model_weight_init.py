@@ -144,7 +144,7 @@ def test_pretrained_refuses_checkpoints_with_arbitrary_objects(tmp_path):
     save_source_weights(tmp_path / "evil.pth", Net(), payload=NotAWeight())
     with pytest.raises(pickle.UnpicklingError):
         initialize(Net(), dict(type="Pretrained", checkpoint=str(tmp_path / "evil.pth")))
-    with pytest.raises(ValueError, match="only file paths and http"):
+    with pytest.raises(ValueError, match="runnerx reads local paths and http"):
         initialize(Net(), dict(type="Pretrained", checkpoint="torchvision://resnet50"))
 
 

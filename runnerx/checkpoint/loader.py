@@ -1,0 +1,108 @@
+"""CheckpointLoader: reads a checkpoint from wherever its name points (MMEngine's class).
+
+A local path is read safely (``weights_only=True``); an ``http://`` or ``https://`` URL is
+downloaded once into torch's hub cache (``<torch.hub.get_dir()>/checkpoints``) and read from
+there the same way. ``load_from``, ``init_cfg=dict(type='Pretrained', checkpoint=...)`` and
+:func:`runnerx.runner.load_checkpoint` all read through it, so this works in a config::
+
+    load_from = 'https://download.openmmlab.com/mmclassification/v0/resnet/resnet18_8xb32_in1k_20210831-fbbb1da6.pth'
+
+Other places get a reader of their own::
+
+    @CheckpointLoader.register_scheme(prefixes='mydisk://')
+    def load_from_mydisk(filename, map_location):
+        return runnerx.checkpoint.load_checkpoint(filename.replace('mydisk://', '/mnt/disk/'))
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any, ClassVar
+from urllib.parse import urlparse
+
+import torch
+
+from runnerx.dist import barrier, get_local_rank, get_world_size
+
+from .io import load_checkpoint as load_local_checkpoint
+
+Reader = Callable[[str, Any], Any]
+logger = logging.getLogger(__name__)
+
+
+class CheckpointLoader:
+    """Chooses a checkpoint reader by the name's prefix (the longest registered one that
+    matches; a name with none is a local path) and calls it with ``map_location``."""
+
+    _schemes: ClassVar[dict[str, Reader]] = {}
+
+    @classmethod
+    def register_scheme(
+        cls,
+        prefixes: str | list[str] | tuple[str, ...],
+        loader: Reader | None = None,
+        force: bool = False,
+    ) -> Any:
+        """Register ``loader(filename, map_location)`` for names starting with ``prefixes``;
+        without ``loader``, a decorator. A prefix registered already needs ``force=True``."""
+        if loader is None:
+            return lambda function: cls.register_scheme(prefixes, function, force) or function
+        for prefix in [prefixes] if isinstance(prefixes, str) else prefixes:
+            if not isinstance(prefix, str) or not prefix:
+                raise TypeError(f"CheckpointLoader prefixes must be non-empty strs, got {prefix!r}")
+            if prefix in cls._schemes and not force:
+                raise KeyError(
+                    f"CheckpointLoader: {prefix!r} has a reader already "
+                    f"({cls._schemes[prefix].__name__}); pass force=True to replace it"
+                )
+            cls._schemes[prefix] = loader
+        return None
+
+    @classmethod
+    def _get_checkpoint_loader(cls, path: str) -> Reader:
+        """The reader for ``path``: its longest registered prefix's, else the local one."""
+        for prefix in sorted(cls._schemes, key=len, reverse=True):
+            if path.startswith(prefix):
+                return cls._schemes[prefix]
+        if "://" in path:
+            scheme = path.split("://", 1)[0]
+            raise ValueError(
+                f"no checkpoint reader for {scheme}:// ({path}): runnerx reads local paths and "
+                "http(s) URLs; download the file and give its path, or register a reader "
+                "with CheckpointLoader.register_scheme"
+            )
+        return load_from_local
+
+    @classmethod
+    def load_checkpoint(
+        cls, filename: str | os.PathLike, map_location: Any = None, logger: Any = "current"
+    ) -> Any:
+        """Read the checkpoint ``filename`` names (a path, a URL, a registered prefix).
+        ``logger`` is accepted for MMEngine's callers; messages go to the run's log."""
+        filename = os.fspath(filename)
+        return cls._get_checkpoint_loader(filename)(filename, map_location)
+
+
+def load_from_local(filename: str, map_location: Any = None) -> Any:
+    """A local file, read safely (see :func:`runnerx.checkpoint.load_checkpoint`)."""
+    return load_local_checkpoint(os.path.expanduser(filename), map_location=map_location)
+
+
+def load_from_http(filename: str, map_location: Any = None, model_dir: str | None = None) -> Any:
+    """An http(s) URL: downloaded once into ``model_dir`` (torch's hub cache by default), by
+    the first process of each machine while the others wait, then read safely."""
+    model_dir = model_dir or os.path.join(torch.hub.get_dir(), "checkpoints")
+    name = os.path.basename(urlparse(filename).path) or "checkpoint.pth"
+    path = os.path.join(model_dir, name)
+    if get_local_rank() == 0 and not os.path.isfile(path):
+        os.makedirs(model_dir, exist_ok=True)
+        logger.info("downloading %s to %s", filename, path)
+        torch.hub.download_url_to_file(filename, path, progress=False)  # via a temporary file
+    if get_world_size() > 1:
+        barrier()
+    return load_from_local(path, map_location)
+
+
+CheckpointLoader.register_scheme(("http://", "https://"), load_from_http)

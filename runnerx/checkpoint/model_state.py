@@ -1,0 +1,117 @@
+"""MMEngine's checkpoint functions (``mmengine.runner.checkpoint``), for code that calls them.
+
+``from mmengine.runner import load_checkpoint`` becomes ``from runnerx.runner import
+load_checkpoint``: the same ``load_checkpoint(model, filename, ...)`` that loads weights into
+a model. (``runnerx.checkpoint.load_checkpoint(path)`` is runnerx's own: it only reads a file,
+like MMEngine's ``_load_checkpoint``.)::
+
+    from runnerx.runner import load_checkpoint, save_checkpoint, weights_to_cpu, get_state_dict
+
+    checkpoint = load_checkpoint(model, 'work_dirs/x/epoch_12.pth', map_location='cpu')
+    save_checkpoint({'state_dict': weights_to_cpu(get_state_dict(model))}, 'weights.pth')
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+from runnerx.logging import print_log
+
+from .io import load_model_weights
+from .io import save_checkpoint as save_atomically
+from .loader import CheckpointLoader
+
+
+def weights_to_cpu(state_dict: Mapping) -> OrderedDict:
+    """A copy of ``state_dict`` with every tensor on the CPU (its ``_metadata`` kept)."""
+    copied = OrderedDict(
+        (key, value.cpu() if isinstance(value, torch.Tensor) else value)
+        for key, value in state_dict.items()
+    )
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        copied._metadata = metadata  # type: ignore[attr-defined]
+    return copied
+
+
+def get_state_dict(
+    module: nn.Module, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
+) -> dict:
+    """The state dict of the model inside ``module``'s wrappers (DDP, compile, ...), so that
+    its keys have no ``module.`` in front; added to ``destination`` when one is given."""
+    from runnerx.parallel import unwrap
+
+    state = unwrap(module).state_dict(prefix=prefix, keep_vars=keep_vars)
+    if destination is None:
+        return state
+    destination.update(state)
+    return destination
+
+
+def load_state_dict(
+    module: nn.Module, state_dict: Mapping, strict: bool = False, logger: Any = None
+) -> None:
+    """Load ``state_dict`` into the model inside ``module``'s wrappers. Keys that do not
+    match, and tensors of another shape, are an error with ``strict``; otherwise they are
+    skipped and reported as a warning through ``logger`` (the run's log by default)."""
+    _load_and_report(module, state_dict, strict, logger, ())
+
+
+def _load_and_report(
+    module: nn.Module, state_dict: Mapping, strict: bool, logger: Any, revise_keys: Iterable
+) -> None:
+    missing, unexpected = load_model_weights(
+        module, {"state_dict": state_dict}, strict, revise_keys
+    )
+    problems = []
+    if unexpected:
+        problems.append(f"unexpected key in source state_dict: {', '.join(unexpected)}")
+    if missing:
+        problems.append(f"missing keys in source state_dict: {', '.join(missing)}")
+    if problems:
+        print_log("\n".join(problems), logger=logger, level=logging.WARNING)
+
+
+def load_checkpoint(
+    model: nn.Module,
+    filename: str | os.PathLike,
+    map_location: Any = None,
+    strict: bool = False,
+    logger: Any = None,
+    revise_keys: Iterable[tuple[str, str]] = ((r"^module\.", ""),),
+) -> dict:
+    """Read ``filename`` (a path or an http(s) URL, see :class:`CheckpointLoader`), load its
+    ``state_dict`` (or the whole file, if it is a bare state dict) into ``model`` after the
+    ``revise_keys`` regex substitutions, and return the checkpoint."""
+    checkpoint = CheckpointLoader.load_checkpoint(filename, map_location, logger)
+    if not isinstance(checkpoint, Mapping):
+        raise RuntimeError(
+            f"{os.fspath(filename)} holds no state_dict (it holds a "
+            f"{type(checkpoint).__name__}, not a dict)"
+        )
+    _load_and_report(model, checkpoint.get("state_dict", checkpoint), strict, logger, revise_keys)
+    return checkpoint
+
+
+def save_checkpoint(
+    checkpoint: dict,
+    filename: str | os.PathLike,
+    file_client_args: dict | None = None,
+    backend_args: dict | None = None,
+) -> None:
+    """Write ``checkpoint`` to the local path ``filename`` atomically (the old file or the
+    new one, never half of one). The storage-backend arguments are MMEngine's; runnerx
+    writes local files only and refuses them."""
+    if file_client_args or backend_args:
+        raise ValueError(
+            "save_checkpoint: file_client_args/backend_args are not supported; runnerx writes "
+            "checkpoints to local paths (copy them to other storage afterwards)"
+        )
+    save_atomically(checkpoint, filename)

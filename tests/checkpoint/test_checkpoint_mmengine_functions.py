@@ -1,0 +1,232 @@
+"""mmengine.runner's checkpoint functions and CheckpointLoader, as runnerx.runner offers them:
+loading into a model as MMEngine does (mmengine-lite is the oracle), http(s) names served by
+a real local HTTP server, registered prefixes, and the other mmengine.runner names."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import logging
+import threading
+from collections import OrderedDict
+
+import pytest
+import torch
+from torch import nn
+
+import runnerx.runner as runner_api
+from runnerx.checkpoint import UnsafeCheckpointError
+from runnerx.hooks import Hook
+from runnerx.runner import (
+    CheckpointLoader,
+    Priority,
+    autocast,
+    get_priority,
+    get_state_dict,
+    load_checkpoint,
+    load_state_dict,
+    save_checkpoint,
+    turn_on_activation_checkpointing,
+    weights_to_cpu,
+)
+
+#: mmengine.runner names runnerx leaves out: OpenMMLab model-zoo look-ups (their name tables
+#: ship with MMEngine and need the internet).
+MODEL_ZOO = {
+    "get_torchvision_models",
+    "get_external_models",
+    "get_mmcls_models",
+    "get_deprecated_model_names",
+}
+
+
+def net(seed: int) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def same_weights(a: nn.Module, b: nn.Module) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_runnerx_runner_has_mmengine_runners_names():
+    mmengine_runner = pytest.importorskip("mmengine.runner")
+    missing = set(mmengine_runner.__all__) - set(runner_api.__all__) - MODEL_ZOO
+    assert missing <= {"FlexibleRunner"}, missing  # FlexibleRunner: see runnerx.parallel
+
+
+def test_load_checkpoint_loads_what_mmengines_loads(tmp_path):
+    mmengine_runner = pytest.importorskip("mmengine.runner")
+    source = net(0)
+    path = tmp_path / "epoch_1.pth"
+    save_checkpoint(
+        {
+            "state_dict": {f"module.{k}": v for k, v in source.state_dict().items()},
+            "meta": {"epoch": 1},
+        },
+        path,
+    )
+    ours, theirs = net(1), net(2)
+    checkpoint = load_checkpoint(ours, str(path), map_location="cpu")
+    mmengine_runner.load_checkpoint(theirs, str(path), map_location="cpu")
+    assert checkpoint["meta"] == {"epoch": 1}
+    assert same_weights(ours, source) and same_weights(theirs, source)
+
+
+def test_load_checkpoint_revises_keys_and_is_strict_only_when_asked(tmp_path, caplog):
+    source = net(0)
+    state = {f"backbone.{k}": v for k, v in source.state_dict().items()}
+    del state["backbone.2.bias"]
+    path = tmp_path / "weights.pth"
+    save_checkpoint(state, path)  # a bare state dict, no 'state_dict' entry
+    target = net(1)
+    with pytest.raises(RuntimeError, match="2.bias"):
+        load_checkpoint(target, path, strict=True, revise_keys=[(r"^backbone\.", "")])
+    logger = logging.getLogger("ported_code")
+    load_checkpoint(target, path, logger=logger, revise_keys=[(r"^backbone\.", "")])
+    assert torch.equal(target[0].weight, source[0].weight)
+    assert caplog.record_tuples == [
+        ("ported_code", logging.WARNING, "missing keys in source state_dict: 2.bias")
+    ]
+
+
+def test_load_checkpoint_stays_safe(tmp_path):
+    path = tmp_path / "evil.pth"
+    torch.save({"state_dict": net(0).state_dict(), "payload": functools.partial(print)}, path)
+    with pytest.raises(UnsafeCheckpointError):
+        load_checkpoint(net(1), path)
+
+
+def test_load_state_dict_and_get_state_dict_see_through_wrappers():
+    source, target = net(0), torch.compile(net(1))  # compiles lazily: nothing runs here
+    state = get_state_dict(target)
+    assert list(state) == list(source.state_dict())  # no '_orig_mod.' in front
+    load_state_dict(target, source.state_dict(), strict=True)
+    assert same_weights(target._orig_mod, source)
+    destination = {"other": 1}
+    assert get_state_dict(source, destination, prefix="model.") is destination
+    assert set(destination) == {"other"} | {f"model.{k}" for k in state}
+
+
+def test_weights_to_cpu_copies_and_keeps_metadata():
+    state = net(0).state_dict()
+    copied = weights_to_cpu(state)
+    assert isinstance(copied, OrderedDict) and copied._metadata is state._metadata
+    assert all(torch.equal(copied[k], state[k]) for k in state)
+    copied["0.weight"] = None
+    assert state["0.weight"] is not None
+
+
+def test_save_checkpoint_refuses_storage_backends(tmp_path):
+    with pytest.raises(ValueError, match="local paths"):
+        save_checkpoint({}, tmp_path / "x.pth", backend_args={"backend": "petrel"})
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """A real HTTP server on localhost serving ``tmp_path/served``; yields its base URL and a
+    list of the paths it was asked for."""
+    folder = tmp_path / "served"
+    folder.mkdir()
+    requests = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(folder), **kwargs)
+
+        def log_message(self, *args):
+            requests.append(self.path)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", folder, requests
+    server.shutdown()
+    server.server_close()
+
+
+def test_http_checkpoints_download_once_into_the_hub_cache(http_server, tmp_path, monkeypatch):
+    url, folder, requests = http_server
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch_home"))
+    source = net(0)
+    save_checkpoint({"state_dict": source.state_dict()}, folder / "resnet_20261121-abcd.pth")
+    target = net(1)
+    load_checkpoint(target, f"{url}/resnet_20261121-abcd.pth")
+    assert same_weights(target, source)
+    cached = tmp_path / "torch_home" / "hub" / "checkpoints" / "resnet_20261121-abcd.pth"
+    assert cached.is_file()
+    CheckpointLoader.load_checkpoint(f"{url}/resnet_20261121-abcd.pth")
+    assert len(requests) == 1  # the second read came from the cache
+
+
+def test_load_from_url_in_a_runner(http_server, tmp_path, monkeypatch, make_runner):
+    url, folder, _ = http_server
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch_home"))
+    trained = make_runner(max_epochs=1)
+    trained.train()
+    save_checkpoint({"state_dict": trained.model.state_dict()}, folder / "tiny.pth")
+    fresh = make_runner(max_epochs=1, load_from=f"{url}/tiny.pth", work_dir=str(tmp_path / "w2"))
+    fresh.load_or_resume()
+    assert same_weights(fresh.model, trained.model)
+
+
+def test_registered_prefixes_and_unknown_ones():
+    calls = []
+
+    @CheckpointLoader.register_scheme(prefixes="mydisk://")
+    def load_from_mydisk(filename, map_location):
+        calls.append((filename, map_location))
+        return {"state_dict": {}}
+
+    try:
+        assert CheckpointLoader.load_checkpoint("mydisk://a.pth", "cpu") == {"state_dict": {}}
+        assert calls == [("mydisk://a.pth", "cpu")]
+        with pytest.raises(KeyError, match="force=True"):
+            CheckpointLoader.register_scheme("mydisk://", load_from_mydisk)
+        CheckpointLoader.register_scheme("mydisk://", lambda f, m: "replaced", force=True)
+        assert CheckpointLoader.load_checkpoint("mydisk://a.pth") == "replaced"
+    finally:
+        CheckpointLoader._schemes.pop("mydisk://")
+    with pytest.raises(ValueError, match=r"no checkpoint reader for open-mmlab://"):
+        CheckpointLoader.load_checkpoint("open-mmlab://resnet50_v1c")
+
+
+def test_priority_enum_matches_mmengines_and_orders_hooks(make_runner):
+    mmengine_runner = pytest.importorskip("mmengine.runner")
+    assert {p.name: p.value for p in Priority} == {
+        p.name: p.value for p in mmengine_runner.Priority
+    }
+    assert get_priority(Priority.LOW) == 70 and type(get_priority(Priority.LOW)) is int
+
+    class First(Hook):
+        priority = Priority.HIGHEST
+
+    class Last(Hook):
+        priority = Priority.LOWEST
+
+    runner = make_runner(custom_hooks=[Last(), First()])
+    assert type(runner.hooks[0]) is First and type(runner.hooks[-1]) is Last
+
+
+def test_autocast_defaults_to_the_devices_autocast_dtype():
+    a = torch.randn(4, 4)
+    with autocast():
+        assert torch.mm(a, a).dtype == torch.bfloat16  # CPU's default
+    with autocast(enabled=False):
+        assert torch.mm(a, a).dtype == torch.float32
+    with autocast(device_type="cpu", dtype=torch.float16):
+        assert torch.mm(a, a).dtype == torch.float16
+
+
+def test_turn_on_activation_checkpointing_by_attribute_path():
+    plain, checkpointed = net(0), net(0)
+    turn_on_activation_checkpointing(checkpointed, ["0", "2"])
+    assert type(checkpointed[0]).__name__ == "CheckpointedLinear"
+    x = torch.randn(5, 4)
+    plain(x).sum().backward()
+    checkpointed(x).sum().backward()
+    assert all(
+        torch.equal(p.grad, q.grad) for p, q in zip(plain.parameters(), checkpointed.parameters())
+    )
+    with pytest.raises(AttributeError, match="has no sub-module 'backbone'"):
+        turn_on_activation_checkpointing(checkpointed, "backbone")
