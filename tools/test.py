@@ -2,6 +2,7 @@
 
 python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.pth
 python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.pth --out preds.pkl
+python tools/test.py configs/my_tta_config.py work_dirs/my_run/epoch_8.pth --tta
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="also save the model's predictions (one entry per test sample, in dataset order) "
         "to this pickle file (.pkl or .pickle) for offline evaluation",
     )
+    parser.add_argument(
+        "--tta",
+        action="store_true",
+        help="test with test-time augmentation: the test dataset's pipeline becomes the "
+        "config's tta_pipeline and its tta_model wraps the model",
+    )
     add_common_args(parser)
     args = parser.parse_args(argv)
     if args.out is not None:
@@ -38,6 +45,13 @@ def main(argv: list[str] | None = None) -> dict:
     cfg = load_config(args)
     cfg.load_from = args.checkpoint
     cfg.resume = False
+    if args.tta:
+        from runnerx.hooks.prepare_tta_hook import use_tta_model
+
+        try:
+            use_tta_model(cfg)
+        except KeyError as error:
+            raise SystemExit(f"--tta: {error.args[0]}") from None
     if args.out is not None:
         cfg.test_evaluator = add_dump_results(cfg.get("test_evaluator"), args.out)
     return run(cfg, "test")

@@ -137,7 +137,7 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
         return checkpoint
     checkpoint = CheckpointLoader.load_checkpoint(path)  # a path or an http(s) URL
     missing, unexpected = load_model_weights(
-        runner.unwrapped_model, checkpoint, strict, revise_keys
+        _weights_target(runner.unwrapped_model), checkpoint, strict, revise_keys
     )
     report = f"loaded weights from {path}"
     if missing:
@@ -146,6 +146,14 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
         report += f"\n  unexpected keys in the checkpoint: {', '.join(unexpected)}"
     runner.logger.info(report)
     return checkpoint
+
+
+def _weights_target(model: Any) -> Any:
+    """The model ``load_from`` weights are for: a test-time augmentation wrapper's ``module``
+    (the checkpoint is the plain model's, as in MMEngine), else ``model``."""
+    from runnerx.model import BaseTTAModel
+
+    return model.module if isinstance(model, BaseTTAModel) else model
 
 
 def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> None:

@@ -12,7 +12,7 @@ from runnerx.data.collate import default_collate, pseudo_collate
 from runnerx.data.dataset_wrappers import ClassBalancedDataset, ConcatDataset, RepeatDataset
 from runnerx.data.examples import CharTextDataset, DigitsDataset
 from runnerx.data.samplers import DefaultSampler, InfiniteSampler, ResumableSampler
-from runnerx.data.transforms import Compose
+from runnerx.data.transforms import Compose, TestTimeAug
 from runnerx.data.worker_init import worker_init_fn
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "InfiniteSampler",
     "RepeatDataset",
     "ResumableSampler",
+    "TestTimeAug",
     "build_dataloader",
     "default_collate",
     "force_full_init",

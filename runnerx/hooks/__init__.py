@@ -14,6 +14,7 @@ from .iter_timer_hook import IterTimerHook
 from .logger_hook import LoggerHook
 from .param_scheduler_hook import ParamSchedulerHook
 from .preemption_hook import PREEMPTED_EXIT_CODE, PreemptionHook, preempted_by
+from .prepare_tta_hook import PrepareTTAHook, build_runner_with_tta
 from .profiler_hook import ProfilerHook
 from .runtime_info_hook import RuntimeInfoHook
 from .sampler_seed_hook import DistSamplerSeedHook
@@ -34,10 +35,12 @@ __all__ = [
     "LoggerHook",
     "ParamSchedulerHook",
     "PreemptionHook",
+    "PrepareTTAHook",
     "ProfilerHook",
     "RuntimeInfoHook",
     "SyncBuffersHook",
     "build_hooks",
+    "build_runner_with_tta",
     "format_hook_table",
     "get_priority",
     "preempted_by",

@@ -1,5 +1,6 @@
 """Models: BaseModel (train_step / val_step / test_step), data preprocessors, weight
-initialisation, averaged models (EMA) and example models.
+initialisation, averaged models (EMA), test-time augmentation (BaseTTAModel) and example
+models.
 
 Importing this package registers its models and preprocessors in MODELS (it is the MODELS
 registry's ``locations`` entry). See docs/model.md.
@@ -17,6 +18,7 @@ from runnerx.model.build import build_model
 from runnerx.model.data_preprocessor import BaseDataPreprocessor
 from runnerx.model.examples import CharTransformerLM, DigitsConvNet, TransformerBlock
 from runnerx.model.img_data_preprocessor import ImgDataPreprocessor, stack_batch
+from runnerx.model.test_time_aug import BaseTTAModel
 from runnerx.model.weight_init import initialize, load_pretrained
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "BaseDataPreprocessor",
     "BaseModel",
     "BaseModule",
+    "BaseTTAModel",
     "CharTransformerLM",
     "DigitsConvNet",
     "ExponentialMovingAverage",
