@@ -103,7 +103,7 @@ def initialize(module: nn.Module, init_cfg: Mapping | list[Mapping]) -> None:
             continue
         override = cfg.pop("override", None)
         layers = cfg.pop("layer", None) or []
-        init_one = _module_initializer(kind, cfg)
+        init_one = module_initializer(kind, cfg)
         layers = {layers} if isinstance(layers, str) else set(layers)
         if layers:
             for sub in module.modules():
@@ -127,11 +127,11 @@ def _initialize_override(module: nn.Module, entry: dict, kind: Any, parent_cfg: 
         )
     if not entry:  # a bare name: initialise that child like the parent entry
         entry = dict(parent_cfg, type=kind)
-    init_one = _module_initializer(entry.pop("type", None), entry)
+    init_one = module_initializer(entry.pop("type", None), entry)
     target.apply(init_one)
 
 
-def _module_initializer(kind: Any, cfg: dict) -> Callable[[nn.Module], None]:
+def module_initializer(kind: Any, cfg: dict) -> Callable[[nn.Module], None]:
     """A function that initialises one module's ``weight`` and ``bias`` per an init_cfg entry."""
     if kind not in WEIGHT_FILLS:
         close = close_matches(str(kind), [*WEIGHT_FILLS, "Pretrained"], n=1)
@@ -152,6 +152,8 @@ def _module_initializer(kind: Any, cfg: dict) -> Callable[[nn.Module], None]:
             f"init_cfg type {kind!r} takes {allowed} (plus bias, bias_prob, layer, override), "
             f"but got {sorted(cfg)}"
         ) from None
+    if "distribution" in cfg:
+        _is_uniform(cfg["distribution"])  # a bad one fails here, not at the first layer
 
     def init_one(sub: nn.Module) -> None:
         weight = getattr(sub, "weight", None)
