@@ -11,14 +11,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any
 
 from runnerx.suggest import close_matches
+from runnerx.utils.manager import ManagerMixin
 
 from .history_buffer import HistoryBuffer
 
 
-class MessageHub:
+class MessageHub(ManagerMixin):
     """Named scalars (:class:`HistoryBuffer`\\ s) and runtime information of one run.
 
     .. code-block:: python
@@ -32,11 +33,8 @@ class MessageHub:
     A key updated with ``resumed=False`` is left out of :meth:`state_dict`.
     """
 
-    _instances: ClassVar[dict[str, MessageHub]] = {}
-    _current: ClassVar[MessageHub | None] = None
-
     def __init__(self, name: str = "runnerx", max_length: int = 10_000) -> None:
-        self.instance_name = name
+        super().__init__(name)
         self.max_length = max_length
         self._log_scalars: dict[str, HistoryBuffer] = {}
         self._runtime_info: dict[str, Any] = {}
@@ -45,10 +43,8 @@ class MessageHub:
     @classmethod
     def get_instance(cls, name: str, **kwargs: Any) -> MessageHub:
         """The hub called ``name`` (created with ``kwargs`` if new); it becomes current."""
-        hub = cls._instances.get(name)
-        if hub is None:
-            return cls.new_instance(name, **kwargs)
-        MessageHub._current = hub
+        hub = super().get_instance(name, **kwargs)
+        hub.make_current()
         return hub
 
     @classmethod
@@ -56,20 +52,17 @@ class MessageHub:
         """A new, empty hub called ``name`` (built with ``kwargs``), replacing any earlier hub
         of that name; it becomes current. Each Runner starts with one, so that two runs of
         one config started within the same second share nothing."""
-        hub = cls._instances[name] = cls(name, **kwargs)
-        MessageHub._current = hub
+        hub = cls(name, **kwargs)
+        hub._register_instance()
         return hub
-
-    def make_current(self) -> None:
-        """Make this hub the current one (a Runner does so for its hub when it starts)."""
-        MessageHub._current = self
 
     @classmethod
     def get_current_instance(cls) -> MessageHub:
         """The hub most recently made current (a hub named 'runnerx' if there is none yet)."""
-        if MessageHub._current is None:
+        current = cls._current
+        if current is None:
             return cls.get_instance("runnerx")
-        return MessageHub._current
+        return current
 
     @property
     def log_scalars(self) -> dict[str, HistoryBuffer]:

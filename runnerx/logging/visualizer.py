@@ -13,16 +13,17 @@ from __future__ import annotations
 import inspect
 import os
 import warnings
-from typing import Any, ClassVar
+from typing import Any
 
 from runnerx.dist import master_only
 from runnerx.registry import VISBACKENDS, VISUALIZERS
+from runnerx.utils.manager import ManagerMixin
 
 from .vis_backends import BaseVisBackend
 
 
 @VISUALIZERS.register_module()
-class Visualizer:
+class Visualizer(ManagerMixin):
     """Forwards ``add_scalars`` / ``add_config`` / ``close`` to its backends, on rank 0 only.
 
     ``vis_backends`` is a backend config dict, a backend object, or a list of them; a dict
@@ -36,16 +37,13 @@ class Visualizer:
         vis.add_scalars({'loss': 0.5, 'lr': 0.01}, step=10)
     """
 
-    _instances: ClassVar[dict[str, Visualizer]] = {}
-    _current: ClassVar[Visualizer | None] = None
-
     def __init__(
         self,
         name: str = "visualizer",
         vis_backends: dict | BaseVisBackend | list | None = None,
         save_dir: str | os.PathLike | None = None,
     ) -> None:
-        self.instance_name = name
+        super().__init__(name)
         #: set by the Runner from the dataset's ``metainfo`` (MMEngine's attribute)
         self.dataset_meta: dict | None = None
         self._vis_backends: dict[str, BaseVisBackend] = {}
@@ -64,28 +62,22 @@ class Visualizer:
                     "exists already; give each a different 'name'"
                 )
             self._vis_backends[backend_name] = backend
-        Visualizer._instances[name] = self
-        Visualizer._current = self
+        self._register_instance()
 
     @classmethod
     def get_instance(cls, name: str, **kwargs: Any) -> Visualizer:
         """The Visualizer called ``name`` (built with ``kwargs`` if new); it becomes current."""
-        visualizer = cls._instances.get(name)
-        if visualizer is None:
-            return cls(name=name, **kwargs)
-        Visualizer._current = visualizer
+        visualizer = super().get_instance(name, **kwargs)
+        visualizer.make_current()
         return visualizer
-
-    def make_current(self) -> None:
-        """Make this Visualizer the current one (a Runner does so for its own when it starts)."""
-        Visualizer._current = self
 
     @classmethod
     def get_current_instance(cls) -> Visualizer:
         """The newest Visualizer (one without backends when none was made yet)."""
-        if Visualizer._current is None:
+        current = cls._current
+        if current is None:
             return cls()
-        return Visualizer._current
+        return current
 
     @property
     def vis_backends(self) -> dict[str, BaseVisBackend]:

@@ -12,8 +12,10 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from runnerx.utils.manager import ManagerMixin
 
-class DefaultScope:
+
+class DefaultScope(ManagerMixin):
     """A named default scope; the most recently created one is current.
 
     The API is MMEngine's::
@@ -24,24 +26,16 @@ class DefaultScope:
             ...
     """
 
-    _instances: dict[str, DefaultScope] = {}
-    _current: DefaultScope | None = None
-
     def __init__(self, name: str, scope_name: str) -> None:
         if not isinstance(scope_name, str) or not scope_name:
             raise TypeError(f"scope_name must be a non-empty str, but got {scope_name!r}")
-        self._instance_name = name
+        super().__init__(name)
         self._scope_name = scope_name
 
     @property
     def scope_name(self) -> str:
         """The scope, e.g. ``'mypkg'``."""
         return self._scope_name
-
-    @property
-    def instance_name(self) -> str:
-        """The name this instance was created under."""
-        return self._instance_name
 
     def __repr__(self) -> str:
         return f"DefaultScope(name={self._instance_name!r}, scope_name={self._scope_name!r})"
@@ -66,14 +60,7 @@ class DefaultScope:
             return existing
         if scope_name is None:
             raise TypeError(f"DefaultScope {name!r} does not exist yet: pass scope_name=")
-        instance = cls(name, scope_name)
-        cls._instances[name] = instance
-        cls._current = instance
-        return instance
-
-    def make_current(self) -> None:
-        """Make this scope the current one (a Runner does so for its own when it starts)."""
-        DefaultScope._current = self
+        return super().get_instance(name, scope_name=scope_name)
 
     @classmethod
     def get_current_instance(cls) -> DefaultScope | None:

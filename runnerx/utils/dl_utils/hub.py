@@ -1,0 +1,46 @@
+"""``load_url``: a checkpoint downloaded once into torch's hub cache, then loaded safely."""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from typing import Any
+
+
+def load_url(
+    url: str,
+    model_dir: str | None = None,
+    map_location: Any = None,
+    progress: bool = True,
+    check_hash: bool = False,
+    file_name: str | None = None,
+    unsafe_load: bool = False,
+) -> Any:
+    """The object saved at ``url``, downloaded into ``model_dir`` (default
+    ``<torch hub dir>/checkpoints``) under ``file_name`` (default: the URL's file name)
+    unless it is there already.
+
+    ``check_hash`` checks the download against the hash prefix in its name
+    (``name-<sha256 prefix>.pth``). Loading runs no pickled code (``weights_only``, see
+    :func:`runnerx.checkpoint.load_checkpoint`); ``unsafe_load=True`` is for files you trust.
+
+    .. code-block:: python
+
+        state = load_url('https://download.pytorch.org/models/resnet18-f37072fd.pth')
+    """
+    import torch.hub
+
+    from runnerx.checkpoint.io import load_checkpoint
+
+    if model_dir is None:
+        model_dir = os.path.join(torch.hub.get_dir(), "checkpoints")
+    os.makedirs(model_dir, exist_ok=True)
+    file_name = file_name or os.path.basename(urllib.parse.urlparse(url).path)
+    cached = os.path.join(model_dir, file_name)
+    if not os.path.exists(cached):
+        hash_prefix = None
+        if check_hash:
+            match = torch.hub.HASH_REGEX.search(file_name)
+            hash_prefix = match.group(1) if match else None
+        torch.hub.download_url_to_file(url, cached, hash_prefix, progress=progress)
+    return load_checkpoint(cached, map_location, unsafe_load=unsafe_load)
