@@ -7,10 +7,12 @@ The state dict functions save and load model and optimizer state whatever the wr
 full single files or sharded folders. See docs/distributed.md.
 
 Importing this package registers the strategies (``STRATEGIES``: SingleDevice, DDP, FSDP,
-DP) and the model wrappers (``MODEL_WRAPPERS``: MMDistributedDataParallel, FullyShardedModel,
-DataParallelModel).
+DP, and MMEngine's FlexibleRunner names SingleDeviceStrategy, DDPStrategy, FSDPStrategy,
+DeepSpeedStrategy, ColossalAIStrategy) and the model wrappers (``MODEL_WRAPPERS``:
+MMDistributedDataParallel, FullyShardedModel, DataParallelModel).
 """
 
+from . import mmengine_strategies  # noqa: F401  (registers MMEngine's strategy names)
 from .activation_checkpointing import apply_activation_checkpointing
 from .compile import compile_model
 from .data_parallel import DataParallelModel

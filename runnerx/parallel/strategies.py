@@ -6,7 +6,9 @@
   :class:`DistributedDataParallelModel`;
 * ``'fsdp'`` or ``dict(type='FSDP', sharding=..., ...)``: :class:`FullyShardedModel` (see
   :mod:`runnerx.parallel.fsdp`);
-* ``'dp'``: :class:`DataParallelModel` over the visible GPUs.
+* ``'dp'``: :class:`DataParallelModel` over the visible GPUs;
+* MMEngine's FlexibleRunner names (``'DDPStrategy'``, ``'FSDPStrategy'``, ...): see
+  :mod:`runnerx.parallel.mmengine_strategies`.
 
 Each is a function of the model registered in ``STRATEGIES``; a custom one is registered the
 same way (``@STRATEGIES.register_module()`` on ``def my_strategy(module, **options)``).
@@ -83,7 +85,7 @@ def strategy_config(strategy: Any) -> dict:
     if isinstance(kind, str):
         cfg["type"] = STRATEGY_NAMES.get(kind.lower(), kind)
         if STRATEGIES.get(cfg["type"]) is None:
-            known = [*STRATEGY_NAMES, *STRATEGY_NAMES.values()]
+            known = [*STRATEGY_NAMES, *STRATEGIES.module_dict]
             raise ValueError(
                 f"strategy type {kind!r} is not known (built in: {', '.join(known)})"
                 f"{did_you_mean(kind, known)}"
@@ -106,7 +108,7 @@ def wrap_model(
                 "the config sets both strategy and model_wrapper_cfg; keep one (strategy for "
                 "runnerx's DDP/FSDP options, model_wrapper_cfg for MMEngine's wrappers)"
             )
-        return _build_model_wrapper(model, model_wrapper_cfg)
+        return build_model_wrapper(model, model_wrapper_cfg)
     kind = strategy.pop("type", None) or ("DDP" if get_world_size() > 1 else "SingleDevice")
     if kind == "DDP":
         strategy.setdefault("find_unused_parameters", find_unused_parameters)
@@ -116,7 +118,7 @@ def wrap_model(
     return STRATEGIES.build({"type": kind, **strategy}, default_args={"module": model})
 
 
-def _build_model_wrapper(model: nn.Module, cfg: Mapping[str, Any]) -> nn.Module:
+def build_model_wrapper(model: nn.Module, cfg: Mapping[str, Any]) -> nn.Module:
     """MMEngine's way: ``MODEL_WRAPPERS.build(model_wrapper_cfg)`` in distributed runs only."""
     if get_world_size() == 1:
         return model

@@ -5,16 +5,28 @@ that scripts and custom loops call. Each works through the Runner's own parts an
     runner = Runner.from_cfg(cfg)
     runner.val_interval, runner.val_evaluator.metrics, runner.model_name
     optim_wrapper = runner.build_optim_wrapper(dict(optimizer=dict(type='SGD', lr=0.1)))
+
+and MMEngine's second runner, ``runner_type='FlexibleRunner'`` (:class:`FlexibleRunner`),
+which builds the same Runner.
 """
 
 from __future__ import annotations
 
+import copy
+import inspect
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from torch import nn
 
+from runnerx.config import Config
+from runnerx.registry import RUNNERS
+
 from .loops import TestLoop, ValLoop, build_eval_loop, build_train_loop
+
+#: MMEngine's compile targets; runnerx compiles the model's forward pass for either
+COMPILE_TARGETS = ("train_step", "forward")
 
 
 class MMEngineRunnerAPI:
@@ -124,3 +136,90 @@ class MMEngineRunnerAPI:
         as MMEngine does). The Runner does this when it is built."""
         if self.cfg.filename is not None and self.rank == 0:
             self.cfg.dump(os.path.join(self.log_dir, os.path.basename(self.cfg.filename)))
+
+
+@RUNNERS.register_module()
+class FlexibleRunner:
+    """MMEngine's ``FlexibleRunner`` for configs that name it (``runner_type='FlexibleRunner'``):
+    it builds runnerx's :class:`~runnerx.runner.Runner`, which runs FlexibleRunner's strategies
+    and ``compile`` itself::
+
+        runner_type = 'FlexibleRunner'
+        strategy = dict(type='FSDPStrategy', model_wrapper=dict(sharding_strategy='FULL_SHARD'))
+        compile = True
+
+    It takes FlexibleRunner's arguments with its defaults (``work_dir='work_dirs'``; the
+    launcher, when None, read from the environment) and the Runner's for the rest
+    (``env_cfg``, ``default_scope``, ``randomness``: as runnerx's Runner takes MMEngine's
+    Runner's). ``strategy`` is a ``STRATEGIES`` dict (MMEngine's names, see
+    :mod:`runnerx.parallel.mmengine_strategies`, or runnerx's); a strategy object is an error.
+    ``compile``'s ``target`` ('train_step', MMEngine's default, or 'forward') is dropped:
+    runnerx compiles the model's forward pass (``nn.Module.compile``) for either. Unlike
+    MMEngine's ``FlexibleRunner.from_cfg``, which drops the config's ``compile``, ``from_cfg``
+    honours it.
+    """
+
+    def __new__(
+        cls,
+        model: nn.Module | dict,
+        *,
+        work_dir: str = "work_dirs",
+        launcher: str | None = None,
+        strategy: Mapping | None = None,
+        compile: bool | Mapping = False,
+        cfg: Config | dict | None = None,
+        **runner_args: Any,
+    ) -> Any:
+        from runnerx.dist import infer_launcher
+
+        from .runner import Runner
+
+        if strategy is not None and not isinstance(strategy, Mapping):
+            raise TypeError(
+                "strategy must be a dict such as dict(type='DDPStrategy') or "
+                f"dict(type='FSDPStrategy', ...); runnerx does not take strategy objects, got "
+                f"{type(strategy).__name__}"
+            )
+        cfg = _config_with(cfg, strategy=strategy, compile=_compile_options(compile))
+        launcher = infer_launcher() if launcher is None else launcher
+        return Runner(model, work_dir, launcher=launcher, cfg=cfg, **runner_args)
+
+    @classmethod
+    def from_cfg(cls, cfg: Config | dict) -> Any:
+        """The Runner of a whole config: each argument read from the config key of its name."""
+        from .runner import Runner
+
+        cfg = cfg if isinstance(cfg, Config) else Config(cfg)
+        if "model" not in cfg:
+            raise KeyError("the config has no model: FlexibleRunner needs it")
+        names = [*inspect.signature(Runner.__init__).parameters, "strategy", "compile"]
+        kwargs = {name: cfg[name] for name in names if name not in ("self", "cfg") and name in cfg}
+        return cls(cfg=cfg, **kwargs)
+
+
+def _compile_options(compile: Any) -> bool | dict | None:
+    """runnerx's ``compile`` for FlexibleRunner's (MMEngine's ``target`` key taken out)."""
+    if compile is None or isinstance(compile, bool):
+        return compile or None
+    if not isinstance(compile, Mapping):
+        raise TypeError(f"compile must be a bool or a dict, but got {compile!r}")
+    options = dict(compile)
+    target = options.pop("target", COMPILE_TARGETS[0])
+    if target not in COMPILE_TARGETS:
+        raise ValueError(
+            f"compile.target={target!r}: runnerx compiles the model's forward pass, which "
+            f"serves MMEngine's targets {' and '.join(map(repr, COMPILE_TARGETS))}; remove "
+            "target or set one of those"
+        )
+    return options
+
+
+def _config_with(cfg: Config | dict | None, **values: Any) -> Config:
+    """``cfg`` as a Config holding ``values`` (a copy when that changes it)."""
+    cfg = cfg if isinstance(cfg, Config) else Config(copy.deepcopy(dict(cfg or {})))
+    changed = {key: value for key, value in values.items() if cfg.get(key) != value}
+    if changed:
+        cfg = copy.deepcopy(cfg)
+        for key, value in changed.items():
+            cfg[key] = value
+    return cfg
