@@ -6,6 +6,9 @@ Importing this package registers its models and preprocessors in MODELS (it is t
 registry's ``locations`` entry). See docs/model.md.
 """
 
+import importlib
+from typing import Any
+
 from runnerx.model.averaged_model import (
     BaseAveragedModel,
     ExponentialMovingAverage,
@@ -40,6 +43,27 @@ from runnerx.model.initializers import (
 from runnerx.model.test_time_aug import BaseTTAModel
 from runnerx.model.weight_init import initialize, load_pretrained
 
+#: mmengine.model's names that live elsewhere in runnerx: (module, attribute), imported when
+#: first asked for (runnerx.parallel builds on this package's models)
+_ELSEWHERE = {
+    "MMDistributedDataParallel": ("runnerx.parallel.ddp", "DistributedDataParallelModel"),
+    "convert_sync_batchnorm": ("runnerx.parallel.sync_bn", "convert_sync_batchnorm"),
+    "detect_anomalous_params": ("runnerx.parallel.steps", "report_parameters_without_gradient"),
+    "is_model_wrapper": ("runnerx.parallel.unwrap", "is_model_wrapper"),
+    "merge_dict": ("runnerx.utils.misc", "merge_dict"),
+    "revert_sync_batchnorm": ("runnerx.parallel.sync_bn", "revert_sync_batchnorm"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _ELSEWHERE:
+        raise AttributeError(f"module 'runnerx.model' has no attribute {name!r}")
+    module, attribute = _ELSEWHERE[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "BaseAveragedModel",
     "BaseDataPreprocessor",
@@ -54,6 +78,7 @@ __all__ = [
     "ExponentialMovingAverage",
     "ImgDataPreprocessor",
     "KaimingInit",
+    "MMDistributedDataParallel",
     "ModuleDict",
     "ModuleList",
     "MomentumAnnealingEMA",
@@ -69,10 +94,15 @@ __all__ = [
     "build_model",
     "caffe2_xavier_init",
     "constant_init",
+    "convert_sync_batchnorm",
+    "detect_anomalous_params",
     "initialize",
+    "is_model_wrapper",
     "kaiming_init",
     "load_pretrained",
+    "merge_dict",
     "normal_init",
+    "revert_sync_batchnorm",
     "stack_batch",
     "trunc_normal_init",
     "uniform_init",

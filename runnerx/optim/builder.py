@@ -9,9 +9,10 @@ import torch
 from torch import nn
 
 from runnerx.optim.checks import did_you_mean
-from runnerx.optim.constructor import config_path, unwrap_model
+from runnerx.optim.constructor import config_path
 from runnerx.optim.optim_wrapper import OptimWrapper
 from runnerx.optim.optim_wrapper_dict import OptimWrapperDict
+from runnerx.parallel.unwrap import unwrap
 from runnerx.registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS
 
 
@@ -67,7 +68,7 @@ def _build_several(model: nn.Module, cfg: dict, where: str) -> OptimWrapperDict:
             "one config per sub-module: dict(generator=dict(optimizer=...), "
             "discriminator=dict(optimizer=...))"
         )
-    model = unwrap_model(model)
+    model = unwrap(model)
     children = dict(model.named_children())
     wrappers = {}
     for name, sub_cfg in cfg.items():

@@ -11,8 +11,8 @@ from torch import nn
 from runnerx.optim.checks import check_arguments
 from runnerx.optim.optim_wrapper import OptimWrapper
 from runnerx.optim.paramwise import check_paramwise_cfg, paramwise_groups
+from runnerx.parallel.unwrap import unwrap
 from runnerx.registry import (
-    MODEL_WRAPPERS,
     OPTIM_WRAPPER_CONSTRUCTORS,
     OPTIM_WRAPPERS,
     OPTIMIZERS,
@@ -42,15 +42,6 @@ def resolve_type(registry: Registry, cfg: Mapping[str, Any], where: str) -> Any:
         if found is not None:
             return found
     raise NotRegisteredError(type_value, registries, where)
-
-
-def unwrap_model(model: nn.Module) -> nn.Module:
-    """The module inside DDP / DataParallel / a registered model wrapper."""
-    wrappers = (nn.parallel.DistributedDataParallel, nn.DataParallel)
-    registered = tuple(MODEL_WRAPPERS.module_dict.values())
-    while isinstance(model, wrappers) or type(model) in registered:
-        model = model.module
-    return model
 
 
 @OPTIM_WRAPPER_CONSTRUCTORS.register_module()
@@ -97,7 +88,7 @@ class DefaultOptimWrapperConstructor:
 
     def __call__(self, model: nn.Module) -> OptimWrapper:
         """Build the optim wrapper for ``model``'s parameters."""
-        model = unwrap_model(model)
+        model = unwrap(model)
         where = f"{self.where}.optimizer"
         optimizer_type = resolve_type(OPTIMIZERS, self.optimizer_cfg, where)
         arguments = [key for key in self.optimizer_cfg if key != "type"]

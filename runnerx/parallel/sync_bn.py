@@ -12,13 +12,14 @@ from runnerx.dist import get_world_size
 from .options import check_choice
 
 
-def convert_sync_batchnorm(model: nn.Module, sync_bn: Any = "torch") -> nn.Module:
-    """``model`` with every BatchNorm layer replaced by ``torch.nn.SyncBatchNorm``.
+def convert_sync_batchnorm(model: nn.Module, implementation: Any = "torch") -> nn.Module:
+    """``model`` with every BatchNorm layer replaced by ``torch.nn.SyncBatchNorm`` (MMEngine's
+    function).
 
-    ``sync_bn`` is MMEngine's ``cfg.sync_bn`` value (``'torch'``) or ``True``; ``'mmcv'`` (a
-    CUDA extension runnerx does not use) is refused.
+    ``implementation`` is MMEngine's ``cfg.sync_bn`` value (``'torch'``) or ``True``;
+    ``'mmcv'`` (a CUDA extension runnerx does not use) is refused.
     """
-    check_choice(sync_bn, (True, "torch"), "sync_bn")
+    check_choice(implementation, (True, "torch"), "sync_bn")
     return nn.SyncBatchNorm.convert_sync_batchnorm(model)
 
 
@@ -38,3 +39,21 @@ def sync_batchnorm_for_run(model: nn.Module, sync_bn: Any, device: torch.device)
             "config for CPU runs"
         )
     return convert_sync_batchnorm(model, sync_bn)
+
+
+class BatchNormAnyDim(nn.modules.batchnorm._BatchNorm):
+    """BatchNorm that takes inputs of any rank, as SyncBatchNorm does (what a reverted
+    SyncBatchNorm layer becomes)."""
+
+    def _check_input_dim(self, input: Any) -> None:
+        """Any input with a channel dimension is fine."""
+
+
+def revert_sync_batchnorm(module: nn.Module) -> nn.Module:
+    """``module`` with every SyncBatchNorm layer made a plain BatchNorm again, in place (the
+    same parameters and statistics; MMEngine's function), e.g. to run a model trained with
+    ``sync_bn`` in one process on the CPU."""
+    for layer in module.modules():
+        if isinstance(layer, nn.SyncBatchNorm):
+            layer.__class__ = BatchNormAnyDim
+    return module

@@ -201,3 +201,17 @@ def get_object_from_string(obj_name: str) -> Any:
             in_modules = False
             obj = attribute
     return obj
+
+
+def merge_dict(*args: dict) -> dict:
+    """One dict with the items of every argument, later ones winning (``mmengine.model``'s
+    ``merge_dict``, which model code uses instead of ``dict.update``)."""
+    merged: dict = {}
+    for index, item in enumerate(args):
+        if not isinstance(item, dict):
+            raise TypeError(
+                f"merge_dict: every argument must be a dict, but argument {index} is "
+                f"{type(item).__name__}"
+            )
+        merged.update(item)
+    return merged
