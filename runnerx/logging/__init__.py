@@ -1,8 +1,9 @@
 """Logging and visualisation: the logger, MessageHub, LogProcessor, Visualizer, backends.
 
-Importing this package registers LogProcessor, Visualizer, LocalVisBackend and
-TensorboardVisBackend (it is the ``locations`` entry of LOG_PROCESSORS, VISUALIZERS and
-VISBACKENDS). TensorBoard itself is imported only when a TensorboardVisBackend first writes.
+Importing this package registers LogProcessor, Visualizer, LocalVisBackend,
+TensorboardVisBackend, WandbVisBackend and MLflowVisBackend (it is the ``locations`` entry of
+LOG_PROCESSORS, VISUALIZERS and VISBACKENDS). TensorBoard, wandb and mlflow themselves are
+imported only when their backend first writes.
 See docs/logging.md.
 """
 
@@ -12,6 +13,7 @@ from .logger import get_logger, get_run_logger, make_logger_current, print_log
 from .message_hub import MessageHub, ScalarRecorder
 from .progress_bar import ProgressBar
 from .vis_backends import BaseVisBackend, LocalVisBackend, TensorboardVisBackend
+from .vis_backends_external import MLflowVisBackend, WandbVisBackend
 from .visualizer import Visualizer
 
 __all__ = [
@@ -19,11 +21,13 @@ __all__ = [
     "HistoryBuffer",
     "LocalVisBackend",
     "LogProcessor",
+    "MLflowVisBackend",
     "MessageHub",
     "ProgressBar",
     "ScalarRecorder",
     "TensorboardVisBackend",
     "Visualizer",
+    "WandbVisBackend",
     "get_logger",
     "get_run_logger",
     "make_logger_current",

@@ -156,7 +156,7 @@ class TensorboardVisBackend(BaseVisBackend):
     @master_only
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Write one scalar (anything that is not one number is skipped with a warning)."""
-        number = _scalar_value(name, value)
+        number = _scalar_value("TensorboardVisBackend", name, value)
         if number is not None:
             self.experiment.add_scalar(name, number, step)
 
@@ -182,15 +182,14 @@ def _json_value(value: Any) -> Any:
     return value.tolist() if hasattr(value, "tolist") else str(value)
 
 
-def _scalar_value(name: str, value: Any) -> float | None:
-    """``value`` as a float; None, with a warning, when it is not one number (e.g. a
-    confusion matrix among the metrics)."""
+def _scalar_value(backend: str, name: str, value: Any) -> float | None:
+    """``value`` as a float; None, with a warning naming the backend, when it is not one
+    number (e.g. a confusion matrix among the metrics)."""
     try:
         return float(value)
     except (TypeError, ValueError):
         warnings.warn(
-            f"TensorboardVisBackend skips {name!r}: a scalar must be one number, "
-            f"got {type(value).__name__}",
+            f"{backend} skips {name!r}: a scalar must be one number, got {type(value).__name__}",
             stacklevel=4,
         )
         return None
