@@ -12,7 +12,9 @@ before, EMA averages the very parameters being trained, a deep copy is an indepe
 and state dicts keep their keys. Compiling blocks one by one (``modules``) compiles one block
 graph and reuses it for every block: quicker to compile, and under DDP/FSDP gradients of a
 block are communicated while earlier blocks still compute. MMEngine compiles the wrapped
-model's ``train_step`` instead; the options (``backend``, ``mode``, ...) mean the same.
+model's ``train_step`` instead; the options (``backend``, ``mode``, ...) mean the same, and
+its ``target`` (``'train_step'`` or ``'forward'``) is accepted: both are served by compiling
+the forward pass.
 """
 
 from __future__ import annotations
@@ -24,7 +26,18 @@ from torch import nn
 from .module_match import find_modules
 from .options import as_dict, check_choice, check_keys
 
-COMPILE_KEYS = ("backend", "mode", "fullgraph", "dynamic", "options", "disable", "modules")
+COMPILE_KEYS = (
+    "backend",
+    "mode",
+    "fullgraph",
+    "dynamic",
+    "options",
+    "disable",
+    "modules",
+    "target",
+)
+#: MMEngine's ``compile.target`` values: runnerx compiles the model's forward pass for either
+COMPILE_TARGETS = ("train_step", "forward")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -37,6 +50,7 @@ def compile_model(model: nn.Module, cfg: Any) -> list[nn.Module]:
     check_keys(options, COMPILE_KEYS, "compile")
     if options.get("mode") is not None:
         check_choice(options["mode"], COMPILE_MODES, "compile.mode")
+    check_choice(options.pop("target", "train_step"), COMPILE_TARGETS, "compile.target")
     modules = options.pop("modules", None)
     targets = [model] if modules is None else find_modules(model, modules, "compile.modules")
     for target in targets:

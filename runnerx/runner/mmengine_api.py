@@ -25,9 +25,6 @@ from runnerx.registry import RUNNERS
 
 from .loops import TestLoop, ValLoop, build_eval_loop, build_train_loop
 
-#: MMEngine's compile targets; runnerx compiles the model's forward pass for either
-COMPILE_TARGETS = ("train_step", "forward")
-
 
 class MMEngineRunnerAPI:
     """Mixed into :class:`~runnerx.runner.Runner` (see the module docstring)."""
@@ -153,8 +150,7 @@ class FlexibleRunner:
     (``env_cfg``, ``default_scope``, ``randomness``: as runnerx's Runner takes MMEngine's
     Runner's). ``strategy`` is a ``STRATEGIES`` dict (MMEngine's names, see
     :mod:`runnerx.parallel.mmengine_strategies`, or runnerx's); a strategy object is an error.
-    ``compile``'s ``target`` ('train_step', MMEngine's default, or 'forward') is dropped:
-    runnerx compiles the model's forward pass (``nn.Module.compile``) for either. Unlike
+    ``compile`` takes MMEngine's ``target`` too (see :mod:`runnerx.parallel.compile`). Unlike
     MMEngine's ``FlexibleRunner.from_cfg``, which drops the config's ``compile``, ``from_cfg``
     honours it.
     """
@@ -180,7 +176,7 @@ class FlexibleRunner:
                 f"dict(type='FSDPStrategy', ...); runnerx does not take strategy objects, got "
                 f"{type(strategy).__name__}"
             )
-        cfg = _config_with(cfg, strategy=strategy, compile=_compile_options(compile))
+        cfg = _config_with(cfg, strategy=strategy, compile=compile or None)
         launcher = infer_launcher() if launcher is None else launcher
         return Runner(model, work_dir, launcher=launcher, cfg=cfg, **runner_args)
 
@@ -195,23 +191,6 @@ class FlexibleRunner:
         names = [*inspect.signature(Runner.__init__).parameters, "strategy", "compile"]
         kwargs = {name: cfg[name] for name in names if name not in ("self", "cfg") and name in cfg}
         return cls(cfg=cfg, **kwargs)
-
-
-def _compile_options(compile: Any) -> bool | dict | None:
-    """runnerx's ``compile`` for FlexibleRunner's (MMEngine's ``target`` key taken out)."""
-    if compile is None or isinstance(compile, bool):
-        return compile or None
-    if not isinstance(compile, Mapping):
-        raise TypeError(f"compile must be a bool or a dict, but got {compile!r}")
-    options = dict(compile)
-    target = options.pop("target", COMPILE_TARGETS[0])
-    if target not in COMPILE_TARGETS:
-        raise ValueError(
-            f"compile.target={target!r}: runnerx compiles the model's forward pass, which "
-            f"serves MMEngine's targets {' and '.join(map(repr, COMPILE_TARGETS))}; remove "
-            "target or set one of those"
-        )
-    return options
 
 
 def _config_with(cfg: Config | dict | None, **values: Any) -> Config:
