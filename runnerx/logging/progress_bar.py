@@ -18,7 +18,6 @@ from typing import Any, TextIO
 from runnerx.dist import get_rank
 
 _REDRAW_SECONDS = 0.1
-_MAX_BAR_WIDTH = 40
 
 
 class ProgressBar:
@@ -35,6 +34,9 @@ class ProgressBar:
     ``total=0`` (length unknown) shows the count and speed without a bar or ETA.
     """
 
+    #: the widest the bar gets (narrower when the terminal is)
+    bar_width = 40
+
     def __init__(self, total: int, stream: TextIO | None = None) -> None:
         if not isinstance(total, int) or total < 0:
             raise ValueError(f"total must be a non-negative int, got {total!r}")
@@ -45,6 +47,7 @@ class ProgressBar:
         self._start = time.monotonic()
         self._last_draw = -float("inf")
         self._drawn_width = 0
+        self._drawn_count = -1  # what the line shows now (close draws only if it changed)
 
     def update(self, n: int = 1) -> None:
         """Count ``n`` more finished items."""
@@ -57,7 +60,8 @@ class ProgressBar:
     def close(self) -> None:
         """Draw the final state and end the line (nothing is drawn after this)."""
         if self._enabled:
-            self._draw(time.monotonic())
+            if self._drawn_count != self.completed:
+                self._draw(time.monotonic())
             self._stream.write("\n")
             self._stream.flush()
             self._enabled = False
@@ -77,7 +81,7 @@ class ProgressBar:
             eta = max(self.total - self.completed, 0) / speed if speed > 0 else 0.0
             counts = f"{self.completed}/{self.total}, {rate}, ETA: {eta:.0f}s"
             columns = shutil.get_terminal_size().columns
-            width = max(min(_MAX_BAR_WIDTH, columns - len(counts) - 4), 10)
+            width = max(min(self.bar_width, columns - len(counts) - 4), 10)
             filled = min(width, width * self.completed // self.total)
             status = f"[{'>' * filled}{' ' * (width - filled)}] {counts}"
         else:
@@ -86,6 +90,7 @@ class ProgressBar:
         self._stream.write(f"\r{status.ljust(self._drawn_width)}")
         self._stream.flush()
         self._drawn_width = len(status)
+        self._drawn_count = self.completed
 
 
 def _is_terminal(stream: TextIO) -> bool:

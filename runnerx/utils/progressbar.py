@@ -36,7 +36,7 @@ class ProgressBar(_LoopProgressBar):
             bar.update()
 
     Unlike the loops' bar it draws to any file, but as that one it redraws at most ten times
-    a second; the bar is at most 40 characters wide whatever ``bar_width`` says.
+    a second; the bar is at most ``bar_width`` characters wide.
     """
 
     def __init__(

@@ -94,3 +94,14 @@ def test_progress_bar_counts_and_draws_on_every_file():
     unknown = io.StringIO()
     rx.ProgressBar(file=unknown, start=False).update(3)
     assert unknown.getvalue().startswith("\r3, ")
+
+
+def test_bar_width_is_honoured_and_the_final_line_is_written_once():
+    out = io.StringIO()
+    bar = rx.ProgressBar(3, bar_width=12, file=out)
+    for _ in range(3):
+        bar.update()
+    bar.close()
+    lines = out.getvalue().split("\r")
+    assert lines[-1].startswith("[" + ">" * 12 + "] 3/3")
+    assert sum(" 3/3," in line for line in lines) == 1  # the full bar is not drawn again
