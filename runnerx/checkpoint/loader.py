@@ -16,20 +16,15 @@ Other places get a reader of their own::
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 from typing import Any, ClassVar
-from urllib.parse import urlparse
-
-import torch
 
 from runnerx.dist import barrier, get_local_rank, get_world_size
 
 from .io import load_checkpoint as load_local_checkpoint
 
 Reader = Callable[[str, Any], Any]
-logger = logging.getLogger(__name__)
 
 
 class CheckpointLoader:
@@ -91,18 +86,19 @@ def load_from_local(filename: str, map_location: Any = None) -> Any:
 
 
 def load_from_http(filename: str, map_location: Any = None, model_dir: str | None = None) -> Any:
-    """An http(s) URL: downloaded once into ``model_dir`` (torch's hub cache by default), by
-    the first process of each machine while the others wait, then read safely."""
-    model_dir = model_dir or os.path.join(torch.hub.get_dir(), "checkpoints")
-    name = os.path.basename(urlparse(filename).path) or "checkpoint.pth"
-    path = os.path.join(model_dir, name)
-    if get_local_rank() == 0 and not os.path.isfile(path):
-        os.makedirs(model_dir, exist_ok=True)
-        logger.info("downloading %s to %s", filename, path)
-        torch.hub.download_url_to_file(filename, path, progress=False)  # via a temporary file
+    """An http(s) URL: downloaded once into ``model_dir`` (torch's hub cache by default, see
+    :func:`runnerx.utils.dl_utils.load_url`), by the first process of each machine while the
+    others wait, then read safely."""
+    from runnerx.utils.dl_utils import load_url
+
+    local_rank = get_local_rank()
+    if local_rank == 0:
+        checkpoint = load_url(filename, model_dir, map_location, progress=False)
     if get_world_size() > 1:
         barrier()
-    return load_from_local(path, map_location)
+    if local_rank > 0:
+        checkpoint = load_url(filename, model_dir, map_location, progress=False)
+    return checkpoint
 
 
 CheckpointLoader.register_scheme(("http://", "https://"), load_from_http)

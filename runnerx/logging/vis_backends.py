@@ -45,7 +45,8 @@ class BaseVisBackend:
         """Record the run's config."""
 
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
-        """Record one scalar at ``step``."""
+        """Record one scalar at ``step`` (by default: ``add_scalars({name: value}, step)``)."""
+        self.add_scalars({name: value}, step)
 
     def add_scalars(
         self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any

@@ -125,11 +125,6 @@ class WandbVisBackend(BaseVisBackend):
         run.log_code(name=self._log_code_name)
 
     @master_only
-    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
-        """Log one value as a row (``step`` is not used, see the class docstring)."""
-        self.add_scalars({name: value}, step)
-
-    @master_only
     def add_scalars(
         self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
     ) -> None:
@@ -255,11 +250,6 @@ class MLflowVisBackend(BaseVisBackend):
             tree = {key: tree[key] for key in self._tracked_config_keys}
         self.experiment.log_params(_flatten(tree))
         self._mlflow.log_text(_config_text(config), "config.py")
-
-    @master_only
-    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
-        """Log one metric at ``step`` (a value that is not one number is skipped, warned)."""
-        self.add_scalars({name: value}, step)
 
     @master_only
     def add_scalars(
