@@ -119,13 +119,23 @@ class PreemptionHook(Hook):
         )
 
     def _on_signal(self, number: int, frame: Any) -> None:
-        if os.getpid() != self._pid:  # a forked data worker: the main process decides
+        if os.getpid() != self._pid:  # a forked child process
+            if _in_dataloader_worker():  # the main process decides; it stops at a boundary
+                return
+            signal.signal(number, signal.SIG_DFL)  # any other child (a Pool worker): as usual
+            os.kill(os.getpid(), number)
             return
         if self.received is not None:  # asked again: stop now
             signal.signal(number, signal.SIG_DFL)
             os.kill(os.getpid(), number)
             return
         self.received = number
+
+
+def _in_dataloader_worker() -> bool:
+    from torch.utils.data import get_worker_info
+
+    return get_worker_info() is not None
 
 
 def preempted_by(runner: Any) -> str | None:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import platform
 import random
+import signal
 import sys
+import threading
 import time
 import warnings
 from typing import Any
@@ -92,6 +94,22 @@ def restore_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def signal_handlers() -> dict[int, Any]:
+    """The process's Python-level signal handlers now (empty outside the main thread, where
+    they cannot be changed), for :func:`restore_signal_handlers`."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {number: signal.getsignal(number) for number in signal.valid_signals()}
+
+
+def restore_signal_handlers(saved: dict[int, Any]) -> None:
+    """Put back the handlers :func:`signal_handlers` saved, where they changed (a training
+    that fails never reaches the hooks that give the stop signals back)."""
+    for number, handler in saved.items():
+        if handler is not None and signal.getsignal(number) is not handler:
+            signal.signal(number, handler)
 
 
 def setup_env(env_cfg: dict) -> None:

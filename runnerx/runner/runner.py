@@ -33,8 +33,10 @@ from .environment import (
     check_keys,
     environment_summary,
     make_run_dir,
+    restore_signal_handlers,
     set_random_seed,
     setup_env,
+    signal_handlers,
 )
 from .loops import EpochBasedTrainLoop
 from .mmengine_api import MMEngineRunnerAPI
@@ -370,11 +372,14 @@ class Runner(MMEngineRunnerAPI):
         self.optim_wrapper.initialize_count_status(
             self.unwrapped_model, loop.iter, loop.max_iters, epoch_length
         )
+        handlers = signal_handlers()
         try:
             model = loop.run()
             self.call_hook("after_run")
         except BaseException:
-            # a failed run still finishes the checkpoints already handed to the writer thread
+            # a failed run still finishes the checkpoints already handed to the writer thread,
+            # and leaves the signal handlers as it found them
+            restore_signal_handlers(handlers)
             with contextlib.suppress(Exception):
                 wait_for_pending_writes()
             raise

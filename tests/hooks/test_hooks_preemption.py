@@ -2,6 +2,7 @@
 boundary and stops training; resuming from it ends where an uninterrupted run ends;
 tools/train.py exits with the documented code; a second signal ends the process at once."""
 
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -98,6 +99,35 @@ def test_turned_off_it_leaves_the_signals_alone(tmp_path):
     finally:
         signal.signal(signal.SIGUSR1, previous)
     assert seen == [signal.SIGUSR1] and runner.iter == 3
+
+
+@HOOKS.register_module()
+class ForkAndFailAtIter(Hook):
+    """During iteration 2: forks a child that is no data worker (a Pool worker, say), stops
+    it with SIGTERM and notes how it ended; then fails the training."""
+
+    exit_codes: list = []
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        if runner.iter + 1 == 2:
+            child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(30,))
+            child.start()
+            child.terminate()
+            child.join(10)
+            ForkAndFailAtIter.exit_codes.append(child.exitcode)
+            if child.exitcode is None:
+                child.kill()
+            raise RuntimeError("the training fails here")
+
+
+def test_forked_children_end_on_sigterm_and_a_failed_training_gives_the_signals_back(tmp_path):
+    before = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGUSR1)}
+    cfg = digits_cfg(tmp_path / "work", custom_hooks=[dict(type="ForkAndFailAtIter")])
+    ForkAndFailAtIter.exit_codes = []
+    with pytest.raises(RuntimeError, match="the training fails here"):
+        Runner.from_cfg(cfg).train()
+    assert ForkAndFailAtIter.exit_codes == [-signal.SIGTERM]  # not ignored, as data workers do
+    assert {number: signal.getsignal(number) for number in before} == before
 
 
 def test_unknown_signal_names_are_refused():

@@ -17,6 +17,16 @@ ROOT = Path(__file__).parents[2]
 OFFLINE = dict(mode="offline", project="digits")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def stop_wandb_service():
+    """Stop wandb's service process and threads after these tests: later tests fork, and a
+    process forked beside running threads can inherit locks they held."""
+    yield
+    wandb = sys.modules.get("wandb")
+    if wandb is not None:
+        wandb.teardown()
+
+
 @pytest.fixture
 def wandb_home(tmp_path, monkeypatch):
     """wandb installed, quiet, and keeping its caches and settings in tmp_path."""
