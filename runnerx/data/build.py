@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader, Subset
 
 from runnerx.config.errors import ConfigKeyError
 from runnerx.data.collate import pseudo_collate
-from runnerx.data.worker_init import SamplerValue
+from runnerx.data.worker_init import SamplerValue, WorkerSeededLoader
 from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
 from runnerx.dist import get_rank, get_world_size
 from runnerx.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, DefaultScope, NotRegisteredError
@@ -104,14 +104,19 @@ def build_dataloader(
         # torch RNG, so a run resumed from a checkpoint continues the same random stream.
         cfg["generator"] = torch.Generator().manual_seed(seed)
 
+    loader_class, extra = DataLoader, {}
+    if cfg.get("num_workers", 0) > 0 and getattr(init_fn, "func", None) is default_worker_init_fn:
+        # runnerx's own seeding: workers also reseed before each batch (exact resumes)
+        loader_class, extra = WorkerSeededLoader, {"rank": get_rank()}
     try:
-        return DataLoader(
+        return loader_class(
             dataset,
             sampler=sampler if batch_sampler is None else None,
             batch_sampler=batch_sampler,
             collate_fn=collate_fn,
             worker_init_fn=init_fn,
             **cfg,
+            **extra,
         )
     except (TypeError, ValueError) as err:
         raise type(err)(f"{cfg_key}: {err}") from err

@@ -1,13 +1,23 @@
 """Seeding of dataloader worker processes, so that random augmentations repeat run to run
-and differ from epoch to epoch."""
+and differ from epoch to epoch.
+
+Two levels: :func:`worker_init_fn` seeds each worker when it starts (MMEngine's scheme), and
+:class:`WorkerSeededLoader` reseeds a worker before every batch it reads, from the batch's
+place in the data (seed, epoch, rank, samples consumed). With the second, a batch's random
+augmentation no longer depends on which worker reads it, on ``num_workers``, on
+``persistent_workers`` or on where a run was resumed, so resumed runs draw exactly what an
+unbroken run draws.
+"""
 
 from __future__ import annotations
 
 import random
 import warnings
+from collections.abc import Iterator
 from typing import Any, SupportsInt
 
 import torch
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 
 def worker_init_fn(
@@ -30,17 +40,77 @@ def worker_init_fn(
     takes the checkpoint's seed) draws what an unbroken run would.
     ``disable_subprocess_warning`` silences warnings in all workers but the first.
     """
-    worker_seed = int(seed) + (int(epoch) * world_size + rank) * num_workers + worker_id
-    random.seed(worker_seed)
+    seed_process(int(seed) + (int(epoch) * world_size + rank) * num_workers + worker_id)
+    if disable_subprocess_warning and worker_id != 0:
+        warnings.simplefilter("ignore")
+
+
+def seed_process(seed: int) -> None:
+    """Seed Python's ``random``, numpy's global generator and torch in this process."""
+    random.seed(seed)
     try:  # numpy is optional for torch, and so for runnerx
         import numpy as np
     except ImportError:
         pass
     else:
-        np.random.seed(worker_seed % 2**32)  # numpy takes seeds below 2**32 only
-    torch.manual_seed(worker_seed)
-    if disable_subprocess_warning and worker_id != 0:
-        warnings.simplefilter("ignore")
+        np.random.seed(seed % 2**32)  # numpy takes seeds below 2**32 only
+    torch.manual_seed(seed)
+
+
+class SeededBatch(list):
+    """The indices of one batch, with the seed a worker process takes before reading them
+    (when a worker iterates them; in the main process nothing is seeded)."""
+
+    def __init__(self, indices: Any, seed: int) -> None:
+        super().__init__(indices)
+        self.seed = seed
+
+    def __iter__(self) -> Iterator[Any]:
+        if get_worker_info() is not None:
+            seed_process(self.seed)
+        return super().__iter__()
+
+    def __reduce__(self) -> tuple:
+        return SeededBatch, (list(self), self.seed)
+
+
+class _SeededBatches:
+    """A batch sampler's batches as :class:`SeededBatch`; each seed is a function of the
+    sampler's seed and epoch, the rank and how many samples the sampler had yielded after the
+    batch (its own count for runnerx's samplers, else the batch's number in the pass)."""
+
+    def __init__(self, batch_sampler: Any, rank: int) -> None:
+        self.batch_sampler = batch_sampler
+        self.rank = rank
+
+    def __len__(self) -> int:
+        return len(self.batch_sampler)
+
+    def __iter__(self) -> Iterator[SeededBatch]:
+        sampler = getattr(self.batch_sampler, "sampler", None)
+        seed = getattr(sampler, "seed", 0)
+        epoch = getattr(sampler, "epoch", 0)
+        for number, batch in enumerate(self.batch_sampler):
+            place = getattr(sampler, "consumed", number)
+            # a tuple of ints hashes the same in every process and run
+            yield SeededBatch(batch, hash((seed, epoch, self.rank, place)) % 2**63)
+
+
+class WorkerSeededLoader(DataLoader):
+    """A DataLoader whose worker processes reseed before every batch (see the module
+    docstring); ``build_dataloader`` makes one for map-style datasets read by workers when
+    the run has a seed and the config names no ``worker_init_fn``. ``batch_size``,
+    ``sampler`` and the rest are a DataLoader's."""
+
+    def __init__(self, *args: Any, rank: int = 0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.seed_rank = rank
+
+    @property
+    def _index_sampler(self) -> Any:
+        if self._auto_collation and not isinstance(self.dataset, IterableDataset):
+            return _SeededBatches(self.batch_sampler, self.seed_rank)
+        return super()._index_sampler
 
 
 class SamplerValue:

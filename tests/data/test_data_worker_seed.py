@@ -11,13 +11,17 @@ import torch
 from torch.utils.data import DataLoader, Dataset, get_worker_info
 
 from runnerx.data import build_dataloader, worker_init_fn
+from runnerx.data.worker_init import SeededBatch, WorkerSeededLoader
 
 
 class RandomDraws(Dataset):
     """Each item: which worker made it and what its random generators gave."""
 
+    def __init__(self, size=4):
+        self.size = size
+
     def __len__(self):
-        return 4
+        return self.size
 
     def __getitem__(self, index):
         return dict(
@@ -62,14 +66,16 @@ def test_draws_differ_by_worker_and_rank_and_repeat_with_the_same_seed():
     assert {item[1] for item in rank0}.isdisjoint(item[1] for item in rank1)
 
 
-def loader_cfg(**options):
-    return dict(
-        dataset=RandomDraws(),
-        sampler=dict(type="DefaultSampler", shuffle=False),
-        collate_fn=dict(type="default_collate"),
-        batch_size=2,
-        num_workers=2,
-        **options,
+def loader_cfg(size=4, **options):
+    return (
+        dict(
+            dataset=RandomDraws(size),
+            sampler=dict(type="DefaultSampler", shuffle=False),
+            collate_fn=dict(type="default_collate"),
+            batch_size=2,
+            num_workers=2,
+        )
+        | options
     )
 
 
@@ -95,10 +101,47 @@ def test_workers_started_each_epoch_draw_anew_and_a_resumed_epoch_draws_the_same
     assert epoch_draws(build_dataloader(loader_cfg(), seed=4), 2) == epochs[2]
 
 
-def test_persistent_workers_keep_their_streams_going_from_epoch_to_epoch():
+def test_persistent_workers_draw_anew_each_epoch_and_what_a_new_loader_draws():
     loader = build_dataloader(loader_cfg(persistent_workers=True), seed=4)
     first, second = epoch_draws(loader, 0), epoch_draws(loader, 1)
     assert first != second
+    # a run resumed at epoch 1 starts its workers there and still draws what they drew
+    assert epoch_draws(build_dataloader(loader_cfg(persistent_workers=True), seed=4), 1) == second
+
+
+@pytest.mark.parametrize("persistent_workers", [False, True])
+def test_a_batch_draws_the_same_whichever_worker_reads_it_and_wherever_a_run_resumed(
+    persistent_workers,
+):
+    cfg = loader_cfg(size=12, persistent_workers=persistent_workers)
+    unbroken = build_dataloader(cfg, seed=7)
+    epochs = [epoch_draws(unbroken, epoch) for epoch in range(2)]
+    # a run resumed 2 batches into epoch 1: the sampler skips what was consumed
+    resumed = build_dataloader(loader_cfg(size=12, persistent_workers=persistent_workers), seed=7)
+    resumed.sampler.set_epoch(1)
+    resumed.sampler.set_consumed(4)
+    assert epoch_draws(resumed, 1) == epochs[1][4:]
+    # another number of workers reads the same batches with the same draws
+    one_worker = build_dataloader(loader_cfg(size=12, num_workers=1), seed=7)
+    assert [epoch_draws(one_worker, epoch) for epoch in range(2)] == epochs
+
+
+def test_only_runnerx_seeded_worker_loaders_reseed_per_batch():
+    assert type(build_dataloader(loader_cfg(), seed=4)) is WorkerSeededLoader
+    assert type(build_dataloader(loader_cfg(num_workers=0), seed=4)) is (DataLoader)
+    own_init = loader_cfg(worker_init_fn=None)
+    assert type(build_dataloader(own_init, seed=4)) is DataLoader
+    loader = build_dataloader(loader_cfg(), seed=4)
+    assert loader.batch_size == 2 and len(loader) == 2  # still a DataLoader's attributes
+
+
+def test_a_seeded_batch_seeds_only_in_a_worker_and_pickles_with_its_seed():
+    batch = SeededBatch([3, 1], seed=11)
+    state = torch.random.get_rng_state()
+    assert list(batch) == [3, 1]
+    assert torch.equal(torch.random.get_rng_state(), state)  # the main process is left alone
+    copy = pickle.loads(pickle.dumps(batch))
+    assert type(copy) is SeededBatch and copy == [3, 1] and copy.seed == 11
 
 
 def test_the_bound_epoch_pickles_as_the_number_it_is_for_spawned_workers():

@@ -55,6 +55,11 @@ class ResumableSampler(Sampler[int]):
         self.dataset_size = len(dataset)
         self._consumed = 0
 
+    @property
+    def consumed(self) -> int:
+        """How many samples this rank has yielded (see the class docstring)."""
+        return self._consumed
+
     def _permutation(self, offset: int) -> torch.Tensor:
         """The dataset's indices in the order of epoch (or pass) ``offset``."""
         if not self.shuffle:
