@@ -40,6 +40,12 @@ def _import_tracker(backend: str, module: str, install: str, extra: str) -> Modu
         ) from error
 
 
+def _not_project_code(path: str, root: str) -> bool:
+    """``log_code``'s ``exclude_fn``: True for files that are not the project's own code."""
+    folders = os.path.relpath(path, root).split(os.sep)[:-1]
+    return any(folder.startswith(".") or folder in ("site-packages", "wandb") for folder in folders)
+
+
 def _config_dict(config: Any) -> dict:
     """A Config (or a plain dict) as plain dicts and lists."""
     return config.to_dict() if hasattr(config, "to_dict") else dict(config)
@@ -54,7 +60,10 @@ class WandbVisBackend(BaseVisBackend):
     (validation logs at epoch numbers, which wandb would drop as going backwards); the rows
     carry ``iter`` (and ``epoch``) from the log processor, which ``define_metric_cfg`` can
     make the x-axis. ``add_config`` sets ``wandb.config`` and saves the ``.py`` files under
-    the current directory as a code artifact (``run.log_code``, named ``log_code_name``).
+    the current directory as a code artifact (``run.log_code``, named ``log_code_name``),
+    leaving out hidden folders (a ``.venv`` inside the project, ``.git``), installed packages
+    (``site-packages``) and wandb's own folders: MMEngine's walks a virtualenv's thousands of
+    files too.
 
     .. code-block:: python
 
@@ -122,7 +131,7 @@ class WandbVisBackend(BaseVisBackend):
         run = self._started_run()
         allow_val_change = self._init_kwargs.get("allow_val_change", False)
         run.config.update(_config_dict(config), allow_val_change=allow_val_change)
-        run.log_code(name=self._log_code_name)
+        run.log_code(name=self._log_code_name, exclude_fn=_not_project_code)
 
     @master_only
     def add_scalars(

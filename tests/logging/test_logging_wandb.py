@@ -37,6 +37,11 @@ def wandb_home(tmp_path, monkeypatch):
     code = tmp_path / "project"  # what run.log_code finds: the current directory's .py files
     code.mkdir()
     (code / "train.py").write_text("print('training')\n")
+    (code / "models").mkdir()
+    (code / "models" / "net.py").write_text("NET = 1\n")
+    for installed in (".venv/lib/python3.11/site-packages/torch", "site-packages/x", ".git"):
+        (code / installed).mkdir(parents=True)
+        (code / installed / "module.py").write_text("# not the project's code\n")
     monkeypatch.chdir(code)
 
 
@@ -144,7 +149,8 @@ def test_rows_config_metrics_and_code_are_in_the_run(tmp_path, wandb_home):
     assert summary["acc"] == {"max": 0.7}
     (code,) = of_kind(records, "artifact")
     assert code.type == "code" and code.name == "digits_code"
-    assert [entry.path for entry in code.manifest.contents] == ["train.py"]
+    # the project's own code, not a virtualenv or installed packages inside its folder
+    assert sorted(entry.path for entry in code.manifest.contents) == ["models/net.py", "train.py"]
 
 
 def test_commit_false_merges_rows_and_a_write_after_close_starts_a_new_run(tmp_path, wandb_home):
