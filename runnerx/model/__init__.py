@@ -6,9 +6,6 @@ Importing this package registers its models and preprocessors in MODELS (it is t
 registry's ``locations`` entry). See docs/model.md.
 """
 
-import importlib
-from typing import Any
-
 from runnerx.model.averaged_model import (
     BaseAveragedModel,
     ExponentialMovingAverage,
@@ -42,26 +39,21 @@ from runnerx.model.initializers import (
 )
 from runnerx.model.test_time_aug import BaseTTAModel
 from runnerx.model.weight_init import initialize, load_pretrained
+from runnerx.utils import lazy_attributes
 
-#: mmengine.model's names that live elsewhere in runnerx: (module, attribute), imported when
-#: first asked for (runnerx.parallel builds on this package's models)
-_ELSEWHERE = {
-    "MMDistributedDataParallel": ("runnerx.parallel.ddp", "DistributedDataParallelModel"),
-    "convert_sync_batchnorm": ("runnerx.parallel.sync_bn", "convert_sync_batchnorm"),
-    "detect_anomalous_params": ("runnerx.parallel.steps", "report_parameters_without_gradient"),
-    "is_model_wrapper": ("runnerx.parallel.unwrap", "is_model_wrapper"),
-    "merge_dict": ("runnerx.utils.misc", "merge_dict"),
-    "revert_sync_batchnorm": ("runnerx.parallel.sync_bn", "revert_sync_batchnorm"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _ELSEWHERE:
-        raise AttributeError(f"module 'runnerx.model' has no attribute {name!r}")
-    module, attribute = _ELSEWHERE[name]
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
+#: mmengine.model's names that live elsewhere in runnerx, imported when first asked for
+#: (runnerx.parallel builds on this package's models)
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "MMDistributedDataParallel": "runnerx.parallel.ddp:DistributedDataParallelModel",
+        "convert_sync_batchnorm": "runnerx.parallel.sync_bn",
+        "detect_anomalous_params": "runnerx.parallel.steps:report_parameters_without_gradient",
+        "is_model_wrapper": "runnerx.parallel.unwrap",
+        "merge_dict": "runnerx.utils.misc",
+        "revert_sync_batchnorm": "runnerx.parallel.sync_bn",
+    },
+)
 
 
 __all__ = [

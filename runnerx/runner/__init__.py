@@ -1,8 +1,7 @@
 """The Runner and its loops (the `locations` entry of the LOOPS and RUNNERS registries), and
 the other names ``mmengine.runner`` offers, so that ported code changes only its imports."""
 
-import importlib
-from typing import Any
+from runnerx.utils import lazy_attributes
 
 from .environment import set_random_seed
 from .loops import (
@@ -18,28 +17,23 @@ from .runner import Runner
 
 #: mmengine.runner's other names, imported when first asked for (the modules they live in
 #: import runnerx.runner themselves)
-_ELSEWHERE = {
-    "CheckpointLoader": "runnerx.checkpoint.loader",
-    "get_state_dict": "runnerx.checkpoint.model_state",
-    "load_checkpoint": "runnerx.checkpoint.model_state",
-    "load_state_dict": "runnerx.checkpoint.model_state",
-    "save_checkpoint": "runnerx.checkpoint.model_state",
-    "weights_to_cpu": "runnerx.checkpoint.model_state",
-    "find_latest_checkpoint": "runnerx.checkpoint.runner_state",
-    "Priority": "runnerx.hooks.hook",
-    "get_priority": "runnerx.hooks.hook",
-    "LogProcessor": "runnerx.logging.log_processor",
-    "autocast": "runnerx.optim.amp_optim_wrapper",
-    "turn_on_activation_checkpointing": "runnerx.parallel.activation_checkpointing",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _ELSEWHERE:
-        raise AttributeError(f"module 'runnerx.runner' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_ELSEWHERE[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "CheckpointLoader": "runnerx.checkpoint.loader",
+        "get_state_dict": "runnerx.checkpoint.model_state",
+        "load_checkpoint": "runnerx.checkpoint.model_state",
+        "load_state_dict": "runnerx.checkpoint.model_state",
+        "save_checkpoint": "runnerx.checkpoint.model_state",
+        "weights_to_cpu": "runnerx.checkpoint.model_state",
+        "find_latest_checkpoint": "runnerx.checkpoint.runner_state",
+        "Priority": "runnerx.hooks.hook",
+        "get_priority": "runnerx.hooks.hook",
+        "LogProcessor": "runnerx.logging.log_processor",
+        "autocast": "runnerx.optim.amp_optim_wrapper",
+        "turn_on_activation_checkpointing": "runnerx.parallel.activation_checkpointing",
+    },
+)
 
 
 __all__ = [

@@ -84,6 +84,7 @@ class _TrainLoop(BaseLoop):
         # val_interval from each milestone on: [(0, val_interval), (m1, i1), ...]
         self._interval_steps = _interval_steps(val_interval, dynamic_intervals)
         self._milestones = [milestone for milestone, _ in self._interval_steps]
+        self._dynamic_intervals = len(self._milestones) > 1
         self.stop_training = False  # ends training after this iteration (epoch end, val run)
         self.stop_now = False  # ends it at this iteration boundary, epoch unfinished, no val
         self._pass_start_iter = 0  # the iteration at which the current pass over the data began
@@ -197,7 +198,7 @@ class _TrainLoop(BaseLoop):
 
     def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:
         # every val_interval epochs/iterations from val_begin on, and after the last one
-        if len(self._milestones) > 1:
+        if self._dynamic_intervals:
             self._settle_val_interval(done)
         if self.stop_now or done < self.val_begin or (done % self.val_interval and done != total):
             return

@@ -17,13 +17,38 @@
 - manager: ``ManagerMixin``, ``ManagerMeta``
 
 Each module is imported when one of its names is first used, so that ``import runnerx``
-(whose registries use :class:`ManagerMixin`) stays fast.
+(whose registries use :class:`ManagerMixin`) stays fast; :func:`lazy_attributes` does that
+here and for the names ``runnerx.model`` and ``runnerx.runner`` take from elsewhere.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Callable
 from typing import Any
+
+
+def lazy_attributes(package: str, sources: dict[str, str]) -> Callable[[str], Any]:
+    """A module-level ``__getattr__`` for ``package``: ``sources`` maps each name to
+    ``'module'`` (the same name there) or ``'module:attribute'``; the name is imported on
+    first use and kept in the package's namespace::
+
+        __getattr__ = lazy_attributes(__name__, {'merge_dict': 'runnerx.utils.misc'})
+    """
+    namespace = sys.modules[package].__dict__
+
+    def __getattr__(name: str) -> Any:
+        source = sources.get(name)
+        if source is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, _, attribute = source.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        namespace[name] = value
+        return value
+
+    return __getattr__
+
 
 _NAMES_BY_MODULE = {
     "deprecation": ("deprecated_api_warning", "deprecated_function"),
@@ -82,13 +107,9 @@ _MODULE_OF = {name: module for module, names in _NAMES_BY_MODULE.items() for nam
 __all__ = sorted(_MODULE_OF)
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(
+    __name__, {name: f"{__name__}.{module}" for name, module in _MODULE_OF.items()}
+)
 
 
 def __dir__() -> list[str]:
