@@ -57,12 +57,13 @@ def test_rank_and_world_size_arguments_are_checked():
         DefaultSampler(range(4), seed="1")
 
 
-def test_seed_none_draws_a_seed_from_python_random():
-    import random
+def test_seed_none_draws_a_seed_from_numpy_which_the_runner_seeds():
+    import numpy as np
 
-    random.seed(123)
+    np.random.seed(123)
     first = DefaultSampler(range(4), seed=None).seed
-    random.seed(123)
+    assert DefaultSampler(range(4), seed=None).seed != first
+    np.random.seed(123)
     assert DefaultSampler(range(4), seed=None).seed == first
 
 

@@ -4,7 +4,6 @@ resumable position (how many samples this rank has yielded)."""
 from __future__ import annotations
 
 import operator
-import random
 import warnings
 from collections.abc import Sized
 from typing import Any
@@ -12,13 +11,7 @@ from typing import Any
 import torch
 from torch.utils.data import Sampler
 
-from runnerx.dist import broadcast_object, get_rank, get_world_size
-
-
-def shared_random_seed() -> int:
-    """A random seed drawn on rank 0 (from Python's ``random``, which the Runner seeds) and
-    broadcast, so that every rank shuffles the same way."""
-    return broadcast_object(random.randrange(2**31))
+from runnerx.dist import get_rank, get_world_size, sync_random_seed
 
 
 class ResumableSampler(Sampler[int]):
@@ -51,7 +44,7 @@ class ResumableSampler(Sampler[int]):
                 f"rank must be an int in [0, {self.world_size}) for world_size="
                 f"{self.world_size}, but got {self.rank!r}"
             )
-        self.seed = _check_seed(shared_random_seed() if seed is None else seed)
+        self.seed = _check_seed(sync_random_seed() if seed is None else seed)
         self.dataset_size = len(dataset)
         self._consumed = 0
 
