@@ -64,7 +64,9 @@ def ddp_strategy(
     ``MODEL_WRAPPERS`` type it names; outside a distributed run, the model itself."""
     check_strategy_options(options, ("model_wrapper",), "DDPStrategy")
     if model_wrapper is None:
-        return distributed_data_parallel(module)  # MMEngine's default: broadcast_buffers=False
+        return distributed_data_parallel(
+            module, _name="DDPStrategy"
+        )  # MMEngine's default: broadcast_buffers=False
     if not isinstance(model_wrapper, Mapping):
         raise TypeError(f"strategy.model_wrapper must be a dict, but got {model_wrapper!r}")
     wrapper = dict(model_wrapper)
@@ -74,7 +76,7 @@ def ddp_strategy(
         check_ddp_options(wrapper, "strategy.model_wrapper")
         # a model_wrapper of its own leaves broadcast_buffers to torch's default in MMEngine
         wrapper.setdefault("broadcast_buffers", True)
-        return distributed_data_parallel(module, **wrapper)
+        return distributed_data_parallel(module, _name="DDPStrategy", **wrapper)
     return build_model_wrapper(module, {"type": kind, **wrapper})
 
 
@@ -88,7 +90,7 @@ def fsdp_strategy(module: nn.Module, **options: Any) -> nn.Module:
     checkpointing = options.pop("activation_checkpointing", None)
     sharding = fsdp_options(module, **options)  # FSDP1 picks its units before checkpointing
     apply_activation_checkpointing(module, checkpointing_options(module, checkpointing))
-    return fully_sharded(module, **sharding)
+    return fully_sharded(module, _name="FSDPStrategy", **sharding)
 
 
 @STRATEGIES.register_module(name="DeepSpeedStrategy")

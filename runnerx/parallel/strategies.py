@@ -44,12 +44,15 @@ def single_device(module: nn.Module) -> nn.Module:
 
 
 @STRATEGIES.register_module(name="DDP")
-def distributed_data_parallel(module: nn.Module, **options: Any) -> nn.Module:
+def distributed_data_parallel(
+    module: nn.Module, *, _name: str = "DDP", **options: Any
+) -> nn.Module:
     """:class:`DistributedDataParallelModel` with MMEngine's defaults (``broadcast_buffers=
-    False``; ``device_ids`` the model's GPU); outside a distributed run, the model itself."""
+    False``; ``device_ids`` the model's GPU); outside a distributed run, the model itself
+    (with a warning naming the strategy ``_name``)."""
     check_ddp_options(options, "strategy")
     if get_world_size() == 1:
-        _warn_single_process("DDP")
+        _warn_single_process(_name)
         return module
     options.setdefault("broadcast_buffers", False)
     options.setdefault("device_ids", _device_ids(module))
@@ -57,11 +60,12 @@ def distributed_data_parallel(module: nn.Module, **options: Any) -> nn.Module:
 
 
 @STRATEGIES.register_module(name="FSDP")
-def fully_sharded(module: nn.Module, **options: Any) -> nn.Module:
-    """:class:`FullyShardedModel`; outside a distributed run, the model itself."""
+def fully_sharded(module: nn.Module, *, _name: str = "FSDP", **options: Any) -> nn.Module:
+    """:class:`FullyShardedModel`; outside a distributed run, the model itself (with a
+    warning naming the strategy ``_name``)."""
     check_arguments(FullyShardedModel, list(options), "strategy", skip=1)
     if not is_distributed():
-        _warn_single_process("FSDP")
+        _warn_single_process(_name)
         return module
     return FullyShardedModel(module, **options)
 

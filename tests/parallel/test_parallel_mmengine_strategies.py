@@ -203,7 +203,7 @@ def test_fsdp_strategy_checkpoints_the_modules_check_fn_picks():
             check_fn=dict(type=is_one_of, class_names=["TransformerBlock"])
         ),
     )
-    with pytest.warns(UserWarning, match="not a distributed run"):
+    with pytest.warns(UserWarning, match="strategy 'FSDPStrategy' is set but this is not a dist"):
         prepared = prepare_model(model, strategy=strategy)
     assert [type(block).__name__ for block in prepared.blocks] == [
         "CheckpointedTransformerBlock"
@@ -479,3 +479,9 @@ def test_ddp_strategy_model_wrapper_options_reach_ddp(ranks):
     default, options = ranks[0]["ddp"]["ddp_options"], ranks[0]["ddp_options"]["ddp_options"]
     assert (default[0], options[0]) == (False, True)  # find_unused_parameters
     assert default[1:] != options[1:]  # broadcast_buffers: False by default, torch's with options
+
+
+def test_ddp_strategy_in_one_process_warns_with_its_own_name():
+    with pytest.warns(UserWarning, match="strategy 'DDPStrategy' is set but this is not a dist"):
+        prepared = prepare_model(language_model(), strategy=dict(type="DDPStrategy"))
+    assert type(prepared).__name__ == "CharTransformerLM"
