@@ -11,7 +11,7 @@ from typing import Any
 from runnerx.registry import TRANSFORMS
 
 
-@TRANSFORMS.register_module()
+@TRANSFORMS.register_module(replaceable=True)
 class Compose:
     """Apply ``transforms`` one after another to a sample (a dict), as MMEngine's Compose does.
 
@@ -49,7 +49,7 @@ class Compose:
         return f"{type(self).__name__}({lines}\n)"
 
 
-@TRANSFORMS.register_module()
+@TRANSFORMS.register_module(replaceable=True)
 class TestTimeAug:
     """Test-time augmentation: a sample through every combination of transforms, taking one
     from each list in turn (mmcv's TestTimeAug), the views packed as a dict of lists.

@@ -11,7 +11,7 @@ from runnerx.evaluator.predictions import batch_field, has_field
 from runnerx.registry import METRICS
 
 
-@METRICS.register_module()
+@METRICS.register_module(replaceable=True)
 class Accuracy(BaseMetric):
     """Top-k accuracy (percent: 96.5 means 96.5 %), as mmpretrain's ``Accuracy``::
 

@@ -11,7 +11,7 @@ from runnerx.evaluator.predictions import batch_field
 from runnerx.registry import METRICS
 
 
-@METRICS.register_module()
+@METRICS.register_module(replaceable=True)
 class Perplexity(BaseMetric):
     """Mean negative log-likelihood per token (``loss``) and its exponential (``perplexity``)::
 

@@ -36,7 +36,7 @@ from runnerx.registry import HOOKS
 PREEMPTED_EXIT_CODE = 75
 
 
-@HOOKS.register_module()
+@HOOKS.register_module(replaceable=True)
 class PreemptionHook(Hook):
     """Checkpoint and stop on SIGTERM / SIGUSR1 (a default hook; ``None`` turns it off)::
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -68,6 +69,7 @@ class Registry:
         self._parent = parent
         self._children: dict[str, Registry] = {}
         self._module_dict: dict[str, Any] = {}
+        self._replaceable: set[str] = set()  # names whose entry a later registration may take
         self._locations = [locations] if isinstance(locations, str) else list(locations)
         self._imported = not self._locations
         self._importing = False
@@ -129,6 +131,8 @@ class Registry:
         name: str | list[str] | tuple[str, ...] | None = None,
         force: bool = False,
         module: Any = None,
+        *,
+        replaceable: bool = False,
     ) -> Any:
         """Register a class or function, as a decorator or a plain call.
 
@@ -140,39 +144,60 @@ class Registry:
             class ResNet: ...
 
             MODELS.register_module(name='make_net', module=make_net)
+
+        ``replaceable=True`` registers a default that yields: a later registration of the same
+        name takes the name with a warning instead of failing, and a name already taken is
+        left to its holder. runnerx's own extras that MMEngine does not have (``'Accuracy'``
+        in ``METRICS``, the example datasets and models, ...) are registered so, so that a
+        user's ``@METRICS.register_module() class Accuracy`` works as it does in MMEngine.
         """
         if not isinstance(force, bool):
             raise TypeError(f"force must be a bool, but got {force!r}")
         names = check_names(name)
         if module is not None:
-            self._register(module, names, force)
+            self._register(module, names, force, replaceable)
             return module
 
         def register(obj: Any) -> Any:
-            self._register(obj, names, force)
+            self._register(obj, names, force, replaceable)
             return obj
 
         return register
 
-    def _register(self, module: Any, names: list[str] | None, force: bool) -> None:
+    def _register(
+        self, module: Any, names: list[str] | None, force: bool, replaceable: bool = False
+    ) -> None:
         if not isinstance(module, _REGISTRABLE):
             raise TypeError(
                 f"{describe(self)} registers classes and functions, but got "
                 f"{type(module).__name__}: {module!r}"
             )
         names = names if names is not None else [module.__name__]
-        if not force:
-            for name in names:
-                existing = self._module_dict.get(name)
-                if existing is not None:
+        taken = [name for name in names if self._module_dict.get(name) not in (None, module)]
+        if replaceable and not force:  # a yielding default: the names held already stay so
+            names = [name for name in names if name not in taken]
+        elif not force:
+            for name in taken:
+                existing = self._module_dict[name]
+                if name not in self._replaceable:
                     raise RegistryKeyError(
                         f"{name!r} is already registered in {describe(self)} by "
                         f"{qualified_name(existing)}, so {qualified_name(module)} cannot take "
                         "that name. Pass force=True to register_module to replace it, or "
                         "register it under another name."
                     )
+                warnings.warn(
+                    f"{qualified_name(module)} takes the name {name!r} in {describe(self)} from "
+                    f"the built-in {qualified_name(existing)}; register it under another name "
+                    "to keep both",
+                    stacklevel=3,
+                )
         for name in names:
             self._module_dict[name] = module
+            if replaceable:
+                self._replaceable.add(name)
+            else:
+                self._replaceable.discard(name)
 
     def get(self, key: str) -> Any:
         """The class or function registered as ``key``, or None.

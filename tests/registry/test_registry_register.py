@@ -153,3 +153,57 @@ def test_properties(models):
     assert child.parent is models and models.parent is None
     assert models.children == {"kid": child}
     assert child.root is models and models.root is models
+
+
+def test_a_replaceable_default_yields_its_name_to_a_later_registration_with_a_warning():
+    registry = Registry("thing", scope="replaceable_a")
+
+    @registry.register_module(replaceable=True)
+    class Accuracy:
+        pass
+
+    with pytest.warns(UserWarning, match="takes the name 'Accuracy'.*from the built-in"):
+
+        @registry.register_module()
+        class Accuracy:  # noqa: F811  (the user's own, as in MMEngine's runner tutorial)
+            pass
+
+    assert registry.get("Accuracy") is Accuracy
+    with pytest.raises(RegistryKeyError, match="already registered"):
+        registry.register_module(name="Accuracy", module=type("Other", (), {}))
+
+
+def test_a_replaceable_default_registered_late_leaves_a_taken_name_to_its_holder():
+    registry = Registry("thing", scope="replaceable_b")
+    users = registry.register_module(name="Accuracy", module=type("Mine", (), {}))
+    registry.register_module(
+        name=["Accuracy", "Top1"], module=type("Builtin", (), {}), replaceable=True
+    )
+    assert registry.get("Accuracy") is users
+    assert registry.get("Top1").__name__ == "Builtin"
+
+
+def test_a_user_metric_named_accuracy_replaces_runnerx_builtin_one():
+    from runnerx.evaluator import BaseMetric
+    from runnerx.registry import METRICS
+
+    builtin = METRICS.get("Accuracy")
+    try:
+        with pytest.warns(
+            UserWarning, match="from the built-in runnerx.evaluator.accuracy.Accuracy"
+        ):
+
+            @METRICS.register_module()
+            class Accuracy(BaseMetric):
+                default_prefix = "mine"
+
+                def process(self, data_batch, data_samples):
+                    self.results.append(1)
+
+                def compute_metrics(self, results):
+                    return {"n": len(results)}
+
+        metric = METRICS.build(dict(type="Accuracy"))
+        assert type(metric) is Accuracy
+    finally:
+        METRICS.register_module(name="Accuracy", module=builtin, force=True, replaceable=True)

@@ -58,7 +58,7 @@ def load_text_bytes(root: str, pattern: str, max_chars: int) -> torch.Tensor:
     return torch.frombuffer(bytearray(b"".join(chunks)), dtype=torch.uint8)
 
 
-@DATASETS.register_module()
+@DATASETS.register_module(replaceable=True)
 class CharTextDataset(Dataset):
     """Byte-level text windows for next-byte prediction, read from Python's own source files.
 

@@ -32,7 +32,7 @@ def load_digits_tensors() -> tuple[torch.Tensor, torch.Tensor]:
     return images, labels
 
 
-@DATASETS.register_module()
+@DATASETS.register_module(replaceable=True)
 class DigitsDataset(Dataset):
     """Handwritten digits 0-9 as ``dict(inputs=Tensor[1, 8, 8], data_samples=label)``.
 

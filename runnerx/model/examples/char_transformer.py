@@ -68,7 +68,7 @@ class TransformerBlock(nn.Module):
         return x + self.mlp(self.ln_2(x))
 
 
-@MODELS.register_module()
+@MODELS.register_module(replaceable=True)
 class CharTransformerLM(BaseModel):
     """Causal character language model: token + position embeddings, ``n_layer``
     ``TransformerBlock``\\ s, a final LayerNorm and an output head tied to the token embedding.

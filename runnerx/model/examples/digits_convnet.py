@@ -13,7 +13,7 @@ from runnerx.model.base_model import BaseModel
 from runnerx.registry import MODELS
 
 
-@MODELS.register_module()
+@MODELS.register_module(replaceable=True)
 class DigitsConvNet(BaseModel):
     """Two 3x3 conv + ReLU layers, a 2x2 max-pool and a linear classifier for ``(1, 8, 8)``
     inputs (flat 64-value rows are reshaped). ``data_samples`` are the labels, ``Tensor[B]``

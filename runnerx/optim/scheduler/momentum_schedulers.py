@@ -89,7 +89,7 @@ class PolyMomentum(MomentumSchedulerMixin, PolyParamScheduler):
     """Polynomial momentum decay to ``eta_min`` (PolyParamScheduler)."""
 
 
-@PARAM_SCHEDULERS.register_module()
+@PARAM_SCHEDULERS.register_module(replaceable=True)
 class OneCycleMomentum(MomentumSchedulerMixin, OneCycleParamScheduler):
     """Momentum cycled opposite to a OneCycleLR, as torch's ``OneCycleLR(cycle_momentum=True)``.
 
