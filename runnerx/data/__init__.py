@@ -3,7 +3,8 @@
 MMEngine-style configs, and example datasets. See docs/data.md.
 
 Importing this package registers the built-ins in DATASETS, DATA_SAMPLERS, TRANSFORMS and
-FUNCTIONS.
+FUNCTIONS. ``COLLATE_FUNCTIONS`` is MMEngine's other name for FUNCTIONS (the same registry), so
+``@COLLATE_FUNCTIONS.register_module()`` on a collate function works as in MMEngine.
 """
 
 from runnerx.data.base_dataset import BaseDataset, force_full_init
@@ -14,8 +15,10 @@ from runnerx.data.examples import CharTextDataset, DigitsDataset
 from runnerx.data.samplers import DefaultSampler, InfiniteSampler, ResumableSampler
 from runnerx.data.transforms import Compose, TestTimeAug
 from runnerx.data.worker_init import worker_init_fn
+from runnerx.registry import FUNCTIONS as COLLATE_FUNCTIONS
 
 __all__ = [
+    "COLLATE_FUNCTIONS",
     "BaseDataset",
     "CharTextDataset",
     "ClassBalancedDataset",

@@ -260,6 +260,6 @@ def _max_memory_mb(runner: Any) -> int | None:
     parameter = next(parameters(), None) if parameters is not None else None
     if parameter is None or parameter.device.type != "cuda":
         return None
-    peak = torch.cuda.max_memory_allocated(parameter.device)
-    torch.cuda.reset_peak_memory_stats(parameter.device)
-    return peak // (1024 * 1024)
+    from runnerx.device import get_max_cuda_memory
+
+    return get_max_cuda_memory(parameter.device)

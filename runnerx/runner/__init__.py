@@ -1,5 +1,8 @@
 """The Runner and its loops (the `locations` entry of the LOOPS and RUNNERS registries), and
-the other names ``mmengine.runner`` offers, so that ported code changes only its imports."""
+the other names ``mmengine.runner`` offers, so that ported code changes only its imports.
+
+The submodules ``checkpoint``, ``amp`` and ``priority`` are MMEngine's paths of the same names
+(``from runnerx.runner.checkpoint import _load_checkpoint``)."""
 
 from runnerx.utils import lazy_attributes
 
@@ -27,6 +30,7 @@ __getattr__ = lazy_attributes(
         "save_checkpoint": "runnerx.checkpoint.model_state",
         "weights_to_cpu": "runnerx.checkpoint.model_state",
         "find_latest_checkpoint": "runnerx.checkpoint.runner_state",
+        "FlexibleRunner": "runnerx.runner.mmengine_api",
         "Priority": "runnerx.hooks.hook",
         "get_priority": "runnerx.hooks.hook",
         "LogProcessor": "runnerx.logging.log_processor",
@@ -40,6 +44,7 @@ __all__ = [
     "BaseLoop",
     "CheckpointLoader",
     "EpochBasedTrainLoop",
+    "FlexibleRunner",
     "IterBasedTrainLoop",
     "LogProcessor",
     "Priority",

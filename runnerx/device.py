@@ -1,0 +1,62 @@
+"""MMEngine's ``mmengine.device`` queries, for code that asks which accelerator there is::
+
+    from runnerx.device import get_device, get_max_cuda_memory
+
+    device = get_device()  # 'cuda', 'mps' or 'cpu'
+    if device == 'cuda':
+        print(f'peak memory: {get_max_cuda_memory()} MB')
+
+runnerx runs on CUDA, Apple's MPS or the CPU; the NPU and MLU queries answer False.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = [
+    "get_device",
+    "get_max_cuda_memory",
+    "is_cuda_available",
+    "is_mlu_available",
+    "is_mps_available",
+    "is_npu_available",
+]
+
+
+def is_cuda_available() -> bool:
+    """Whether a CUDA device is present (``torch.cuda.is_available()``)."""
+    return torch.cuda.is_available()
+
+
+def is_mps_available() -> bool:
+    """Whether Apple's MPS backend is present."""
+    return torch.backends.mps.is_available()
+
+
+def is_npu_available() -> bool:
+    """False: runnerx does not run on Ascend NPUs (MMEngine asks ``torch_npu``)."""
+    return False
+
+
+def is_mlu_available() -> bool:
+    """False: runnerx does not run on Cambricon MLUs."""
+    return False
+
+
+def get_device() -> str:
+    """The accelerator this machine has, as MMEngine names it: ``'cuda'``, else ``'mps'``,
+    else ``'cpu'``."""
+    if is_cuda_available():
+        return "cuda"
+    if is_mps_available():
+        return "mps"
+    return "cpu"
+
+
+def get_max_cuda_memory(device: torch.device | int | str | None = None) -> int:
+    """The most memory tensors have taken on ``device`` (the current CUDA device by default)
+    since the last call, or since the start, in MB; each call starts a new peak, as in
+    MMEngine (which resets the current device's, whichever ``device`` was asked about)."""
+    peak = torch.cuda.max_memory_allocated(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    return peak // 2**20

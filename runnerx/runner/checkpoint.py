@@ -1,0 +1,36 @@
+"""MMEngine's ``mmengine.runner.checkpoint`` path: runnerx's checkpoint functions for code
+that imports them from there (see :mod:`runnerx.checkpoint.model_state`)::
+
+    from runnerx.runner.checkpoint import _load_checkpoint, load_checkpoint
+
+    checkpoint = _load_checkpoint('work_dirs/x/epoch_12.pth', map_location='cpu')  # read only
+    load_checkpoint(model, 'work_dirs/x/epoch_12.pth')  # read and load into the model
+
+``_load_checkpoint(filename, map_location=None, logger=None)`` is, as in MMEngine,
+:meth:`CheckpointLoader.load_checkpoint`: a path, an http(s) URL or a registered prefix, read
+safely (``weights_only=True``).
+"""
+
+from runnerx.checkpoint.loader import CheckpointLoader, load_from_http, load_from_local
+from runnerx.checkpoint.model_state import (
+    get_state_dict,
+    load_checkpoint,
+    load_state_dict,
+    save_checkpoint,
+    weights_to_cpu,
+)
+from runnerx.checkpoint.runner_state import find_latest_checkpoint
+
+_load_checkpoint = CheckpointLoader.load_checkpoint
+
+__all__ = [
+    "CheckpointLoader",
+    "find_latest_checkpoint",
+    "get_state_dict",
+    "load_checkpoint",
+    "load_from_http",
+    "load_from_local",
+    "load_state_dict",
+    "save_checkpoint",
+    "weights_to_cpu",
+]

@@ -1,0 +1,386 @@
+"""MMEngine's import paths with ``runnerx`` in place of ``mmengine``: a mechanical rename of
+the imports finds every name listed here, and finds runnerx's own object (not a copy).
+
+``COVERED`` maps each MMEngine module path to the names runnerx offers there and where each
+name really lives in runnerx; ``NOT_PORTED`` lists the names of that MMEngine path runnerx
+does not offer. mmengine-lite (installed) is the oracle for which names a path has.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).parents[1]
+
+_DATA = {
+    name: "runnerx.data"
+    for name in (
+        "BaseDataset",
+        "ClassBalancedDataset",
+        "Compose",
+        "ConcatDataset",
+        "DefaultSampler",
+        "InfiniteSampler",
+        "RepeatDataset",
+        "default_collate",
+        "force_full_init",
+        "pseudo_collate",
+        "worker_init_fn",
+    )
+}
+_FILEIO = [
+    "BaseFileHandler",
+    "JsonHandler",
+    "PickleHandler",
+    "YamlHandler",
+    "copyfile",
+    "copytree",
+    "dict_from_file",
+    "dump",
+    "exists",
+    "get",
+    "get_local_path",
+    "get_text",
+    "isdir",
+    "isfile",
+    "join_path",
+    "list_dir_or_file",
+    "list_from_file",
+    "load",
+    "put",
+    "put_text",
+    "register_handler",
+    "remove",
+    "rmtree",
+]
+_REGISTRY = [
+    "DATASETS",
+    "DATA_SAMPLERS",
+    "EVALUATOR",
+    "FUNCTIONS",
+    "HOOKS",
+    "LOG_PROCESSORS",
+    "LOOPS",
+    "METRICS",
+    "MODELS",
+    "MODEL_WRAPPERS",
+    "OPTIMIZERS",
+    "OPTIM_WRAPPERS",
+    "OPTIM_WRAPPER_CONSTRUCTORS",
+    "PARAM_SCHEDULERS",
+    "RUNNERS",
+    "STRATEGIES",
+    "TRANSFORMS",
+    "VISBACKENDS",
+    "VISUALIZERS",
+    "DefaultScope",
+    "Registry",
+    "build_from_cfg",
+    "init_default_scope",
+]
+
+#: MMEngine path -> {name: "runnerx module" or "runnerx module:attribute.path"}
+COVERED: dict[str, dict[str, str]] = {
+    "mmengine": {
+        **dict.fromkeys(("Config", "ConfigDict", "DictAction"), "runnerx.config"),
+        **dict.fromkeys(_FILEIO, "runnerx.fileio"),
+        **dict.fromkeys(("HistoryBuffer", "MessageHub", "print_log"), "runnerx.logging"),
+        **dict.fromkeys(_REGISTRY, "runnerx.registry"),
+        # every name of mmengine.utils (the list comes from the oracle, see _covered)
+        **dict.fromkeys(importlib.import_module("mmengine.utils").__all__, "runnerx.utils"),
+    },
+    "mmengine.dataset": {**_DATA, "COLLATE_FUNCTIONS": "runnerx.registry:FUNCTIONS"},
+    "mmengine.dataset.base_dataset": {
+        "BaseDataset": "runnerx.data.base_dataset",
+        "Compose": "runnerx.data.transforms",
+        "force_full_init": "runnerx.data.base_dataset",
+    },
+    "mmengine.dataset.sampler": dict.fromkeys(
+        ("DefaultSampler", "InfiniteSampler"), "runnerx.data.samplers"
+    ),
+    "mmengine.dataset.utils": {
+        "COLLATE_FUNCTIONS": "runnerx.registry:FUNCTIONS",
+        "default_collate": "runnerx.data.collate",
+        "pseudo_collate": "runnerx.data.collate",
+        "worker_init_fn": "runnerx.data.worker_init",
+    },
+    "mmengine.dataset.dataset_wrapper": dict.fromkeys(
+        ("ClassBalancedDataset", "ConcatDataset", "RepeatDataset"), "runnerx.data.dataset_wrappers"
+    ),
+    "mmengine.visualization": {
+        "Visualizer": "runnerx.logging.visualizer",
+        **dict.fromkeys(
+            ("BaseVisBackend", "LocalVisBackend", "TensorboardVisBackend"),
+            "runnerx.logging.vis_backends",
+        ),
+        **dict.fromkeys(
+            ("MLflowVisBackend", "WandbVisBackend"), "runnerx.logging.vis_backends_external"
+        ),
+    },
+    "mmengine.visualization.visualizer": {"Visualizer": "runnerx.logging.visualizer"},
+    "mmengine.visualization.vis_backend": {
+        **dict.fromkeys(
+            ("BaseVisBackend", "LocalVisBackend", "TensorboardVisBackend"),
+            "runnerx.logging.vis_backends",
+        ),
+        **dict.fromkeys(
+            ("MLflowVisBackend", "WandbVisBackend"), "runnerx.logging.vis_backends_external"
+        ),
+    },
+    "mmengine.runner": {
+        "BaseLoop": "runnerx.runner.loops",
+        "CheckpointLoader": "runnerx.checkpoint.loader",
+        "EpochBasedTrainLoop": "runnerx.runner.loops",
+        "FlexibleRunner": "runnerx.runner.mmengine_api",
+        "IterBasedTrainLoop": "runnerx.runner.loops",
+        "LogProcessor": "runnerx.logging.log_processor",
+        "Priority": "runnerx.hooks.hook",
+        "Runner": "runnerx.runner.runner",
+        "TestLoop": "runnerx.runner.loops",
+        "ValLoop": "runnerx.runner.loops",
+        "autocast": "runnerx.optim.amp_optim_wrapper",
+        "find_latest_checkpoint": "runnerx.checkpoint.runner_state",
+        "get_priority": "runnerx.hooks.hook",
+        "get_state_dict": "runnerx.checkpoint.model_state",
+        "load_checkpoint": "runnerx.checkpoint.model_state",
+        "load_state_dict": "runnerx.checkpoint.model_state",
+        "save_checkpoint": "runnerx.checkpoint.model_state",
+        "set_random_seed": "runnerx.runner.environment",
+        "turn_on_activation_checkpointing": "runnerx.parallel.activation_checkpointing",
+        "weights_to_cpu": "runnerx.checkpoint.model_state",
+    },
+    "mmengine.runner.checkpoint": {
+        "CheckpointLoader": "runnerx.checkpoint.loader",
+        "_load_checkpoint": "runnerx.checkpoint.loader:CheckpointLoader.load_checkpoint",
+        "find_latest_checkpoint": "runnerx.checkpoint.runner_state",
+        "get_state_dict": "runnerx.checkpoint.model_state",
+        "load_checkpoint": "runnerx.checkpoint.model_state",
+        "load_from_http": "runnerx.checkpoint.loader",
+        "load_from_local": "runnerx.checkpoint.loader",
+        "load_state_dict": "runnerx.checkpoint.model_state",
+        "save_checkpoint": "runnerx.checkpoint.model_state",
+        "weights_to_cpu": "runnerx.checkpoint.model_state",
+    },
+    "mmengine.runner.amp": {"autocast": "runnerx.optim.amp_optim_wrapper"},
+    "mmengine.runner.priority": dict.fromkeys(("Priority", "get_priority"), "runnerx.hooks.hook"),
+    "mmengine.model.wrappers": {
+        "MMDistributedDataParallel": "runnerx.parallel.ddp:DistributedDataParallelModel",
+        "is_model_wrapper": "runnerx.parallel.unwrap",
+    },
+    "mmengine.device": dict.fromkeys(
+        (
+            "get_device",
+            "get_max_cuda_memory",
+            "is_cuda_available",
+            "is_mlu_available",
+            "is_mps_available",
+            "is_npu_available",
+        ),
+        "runnerx.device",
+    ),
+}
+
+_EXTERNAL_CHECKPOINTS = [
+    "get_deprecated_model_names",
+    "get_external_models",
+    "get_mmcls_models",
+    "get_torchvision_models",
+]
+
+#: MMEngine's names at each path that runnerx does not offer (yet)
+NOT_PORTED: dict[str, set[str]] = {
+    "mmengine": {
+        # storage backends other than local files and http(s)
+        *["BaseStorageBackend", "FileClient", "HTTPBackend", "HardDiskBackend", "LmdbBackend"],
+        *[
+            "LocalBackend",
+            "MemcachedBackend",
+            "PetrelBackend",
+            "get_file_backend",
+            "register_backend",
+        ],
+        *["copy_if_symlink_fails", "copyfile_from_local", "copyfile_to_local"],
+        *["copytree_from_local", "copytree_to_local", "generate_presigned_url"],
+        # registries and registry helpers runnerx.registry lacks
+        *["INFERENCERS", "RUNNER_CONSTRUCTORS", "TASK_UTILS", "WEIGHT_INITIALIZERS"],
+        *["build_model_from_cfg", "build_runner_from_cfg", "build_scheduler_from_cfg"],
+        *["count_registered_modules", "traverse_registry_tree"],
+        *["MMLogger", "read_base", "version_info"],
+    },
+    "mmengine.dataset": set(),
+    "mmengine.dataset.base_dataset": set(),
+    "mmengine.dataset.sampler": set(),
+    "mmengine.dataset.utils": set(),
+    "mmengine.dataset.dataset_wrapper": set(),
+    "mmengine.visualization": {
+        "AimVisBackend",
+        "ClearMLVisBackend",
+        "DVCLiveVisBackend",
+        "NeptuneVisBackend",
+    },
+    "mmengine.visualization.visualizer": set(),
+    "mmengine.visualization.vis_backend": {
+        "AimVisBackend",
+        "ClearMLVisBackend",
+        "DVCLiveVisBackend",
+        "NeptuneVisBackend",
+        "force_init_env",
+    },
+    "mmengine.runner": set(_EXTERNAL_CHECKPOINTS),
+    "mmengine.runner.checkpoint": {
+        *_EXTERNAL_CHECKPOINTS,
+        *["load_from_ceph", "load_from_mmcls", "load_from_openmmlab", "load_from_pavi"],
+        "load_from_torchvision",
+    },
+    "mmengine.runner.amp": set(),
+    "mmengine.runner.priority": set(),
+    "mmengine.model.wrappers": {"MMFullyShardedDataParallel", "MMSeparateDistributedDataParallel"},
+    "mmengine.device": {
+        "get_max_musa_memory",
+        "is_dipu_available",
+        "is_musa_available",
+        "is_npu_support_full_precision",
+    },
+}
+
+
+def runnerx_path(mmengine_path: str) -> str:
+    return "runnerx" + mmengine_path.removeprefix("mmengine")
+
+
+def resolve(source: str) -> object:
+    """The object a ``"module"``-for-the-same-name or ``"module:attr.path"`` source names."""
+    module, _, attributes = source.partition(":")
+    value = importlib.import_module(module)
+    for attribute in attributes.split("."):
+        value = getattr(value, attribute)
+    return value
+
+
+def is_same(found: object, canonical: object) -> bool:
+    # a classmethod is bound anew on each access: the same function bound to the same class
+    if inspect.ismethod(canonical):
+        return found == canonical
+    return found is canonical
+
+
+@functools.cache
+def mmengine_public_names(path: str) -> frozenset[str]:
+    """The oracle: a path's ``__all__``; for the top level and modules without one, the
+    public names it defines (the top level: the public names of its ``import *``-ed
+    subpackages, and ``version_info``)."""
+    module = importlib.import_module(path)
+    if hasattr(module, "__all__"):
+        return frozenset(module.__all__)
+    if path == "mmengine":
+        return frozenset(
+            name
+            for name, value in vars(module).items()
+            if not name.startswith("_") and not inspect.ismodule(value)
+        )
+    return frozenset(
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and getattr(value, "__module__", None) == path
+    )
+
+
+@pytest.mark.parametrize("path", sorted(COVERED))
+def test_runnerx_path_has_mmengines_names_as_runnerxs_own_objects(path):
+    module = importlib.import_module(runnerx_path(path))
+    for name, source in COVERED[path].items():
+        canonical = resolve(source if ":" in source else f"{source}:{name}")
+        assert hasattr(module, name), f"{runnerx_path(path)} has no {name}"
+        assert is_same(getattr(module, name), canonical), (
+            f"{runnerx_path(path)}.{name} is not {source}'s object"
+        )
+    # `from runnerx.x import *` offers the public names and only names that exist
+    exported = set(getattr(module, "__all__", ()))
+    public = {name for name in COVERED[path] if not name.startswith("_")}
+    assert public <= exported, f"missing from __all__: {sorted(public - exported)}"
+    assert [name for name in exported if not hasattr(module, name)] == []
+
+
+@pytest.mark.parametrize("path", sorted(COVERED))
+def test_covered_and_not_ported_names_account_for_mmengines_names(path):
+    mmengine = importlib.import_module(path)
+    covered, not_ported = set(COVERED[path]), NOT_PORTED[path]
+    # runnerx claims only names MMEngine really has at that path ...
+    assert [name for name in sorted(covered | not_ported) if not hasattr(mmengine, name)] == []
+    assert covered.isdisjoint(not_ported)
+    # ... and every public name there is either covered (checked above) or listed as not ported
+    assert sorted(mmengine_public_names(path) - covered - not_ported) == []
+
+
+def test_collate_functions_is_the_functions_registry_in_runnerx_data():
+    import runnerx.data
+    from runnerx.registry import FUNCTIONS
+
+    assert runnerx.data.COLLATE_FUNCTIONS is FUNCTIONS
+    assert "COLLATE_FUNCTIONS" in runnerx.data.__all__
+
+
+def run_python(code: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.strip()
+
+
+def test_top_level_fileio_and_utils_names_do_not_import_torch():
+    code = (
+        "import sys, runnerx; "
+        "runnerx.load, runnerx.dump, runnerx.mkdir_or_exist, runnerx.is_list_of, "
+        "runnerx.digit_version, runnerx.Config; "
+        "print([m for m in ('torch', 'numpy', 'runnerx.logging') if m in sys.modules])"
+    )
+    assert run_python(code) == "[]"
+
+
+def test_top_level_logging_names_are_imported_on_first_use():
+    code = (
+        "import sys, runnerx; before = 'runnerx.logging' in sys.modules; "
+        "hub = runnerx.MessageHub; print(before, 'runnerx.logging' in sys.modules)"
+    )
+    assert run_python(code) == "False True"
+
+
+def test_visualization_does_not_import_the_trackers():
+    code = (
+        "import sys; from runnerx.visualization import WandbVisBackend, MLflowVisBackend; "
+        "from runnerx.visualization.vis_backend import WandbVisBackend; "
+        "print([m for m in ('wandb', 'mlflow', 'tensorboard') if m in sys.modules])"
+    )
+    assert run_python(code) == "[]"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["get_device", "is_cuda_available", "is_mlu_available", "is_mps_available", "is_npu_available"],
+)
+def test_device_queries_answer_as_mmengine(name):
+    import mmengine.device
+
+    import runnerx.device
+
+    assert getattr(runnerx.device, name)() == getattr(mmengine.device, name)()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_get_max_cuda_memory_reports_the_peak_in_mb_and_resets_it():
+    from runnerx.device import get_max_cuda_memory
+
+    get_max_cuda_memory()  # start from a reset peak
+    block = torch.empty(64 * 2**20, dtype=torch.uint8, device="cuda")
+    del block
+    assert get_max_cuda_memory() >= 64
+    assert get_max_cuda_memory() < 64  # the 64 MB block is gone and the peak was reset
