@@ -51,7 +51,7 @@ def runner_checkpoint(
         "time": time.strftime("%Y%m%d_%H%M%S", time.localtime()),
         "runnerx_version": __version__,
         "torch_version": str(torch.__version__),
-        "cfg": runner.cfg.pretty_text if runner.cfg.filename else "",
+        "cfg": getattr(runner, "cfg_text", None) or "",
         # where validation last began: a resume runs one this checkpoint missed
         "validated_at": getattr(runner.train_loop, "validated_at", 0),
         **(meta or {}),

@@ -45,7 +45,7 @@ class RuntimeInfoHook(Hook):
     def before_run(self, runner: Any) -> None:
         """Record the run's description and its length."""
         hub = runner.message_hub
-        hub.update_info("cfg", runner.cfg.pretty_text)
+        hub.update_info("cfg", getattr(runner, "cfg_text", None) or "")
         hub.update_info("seed", runner.seed)
         hub.update_info("experiment_name", runner.experiment_name)
         hub.update_info("runnerx_version", __version__)

@@ -87,32 +87,30 @@ class LocalVisBackend(BaseVisBackend):
             file.write(_config_text(config))
 
     @master_only
-    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
-        """Append ``{name: value, "step": step}``."""
-        self._append({name: value, "step": step}, self._scalar_path)
-
-    @master_only
     def add_scalars(
         self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
     ) -> None:
-        """Append the scalars with their step; also to ``<save_dir>/<file_path>`` if given."""
+        """Append the scalars with their step; also to ``<save_dir>/<file_path>`` if given
+        (LoggerHook gives ``<timestamp>.json``, so both files hold the logged lines, as in
+        MMEngine)."""
         record = {**scalar_dict}
         record.setdefault("step", step)
+        line = json.dumps(record, default=_json_value) + "\n"
         if file_path is not None:
             extra_path = os.path.join(self._save_dir, file_path)
             if not file_path.endswith(".json") or extra_path == self._scalar_path:
                 raise ValueError(
                     f"file_path must be a .json file other than the scalar file, got {file_path!r}"
                 )
-            self._append(record, extra_path)
-        self._append(record, self._scalar_path)
+            self._append(line, extra_path)
+        self._append(line, self._scalar_path)
 
-    def _append(self, record: dict, path: str) -> None:
+    def _append(self, line: str, path: str) -> None:
         file = self._files.get(path)
         if file is None:  # opened once and kept open: reopening per line costs the loop
             os.makedirs(os.path.dirname(path), exist_ok=True)
             file = self._files[path] = open(path, "a", encoding="utf-8")  # noqa: SIM115
-        file.write(json.dumps(record, default=_json_value) + "\n")
+        file.write(line)
         file.flush()  # in the operating system's hands: a crash of the process loses nothing
 
     def close(self) -> None:

@@ -114,6 +114,13 @@ def restore_signal_handlers(saved: dict[int, Any]) -> None:
 
 def setup_env(env_cfg: dict) -> None:
     """Apply ``env_cfg``: multiprocessing start method, cuDNN benchmarking, thread limits."""
+    if "backend" in env_cfg:  # written by MMEngine's runner tutorial, which ignores it
+        warnings.warn(
+            f"env_cfg.backend={env_cfg['backend']!r} is ignored, as in MMEngine: the "
+            "distributed backend is env_cfg.dist_cfg.backend",
+            stacklevel=2,
+        )
+        env_cfg = {key: value for key, value in env_cfg.items() if key != "backend"}
     check_keys(env_cfg, ENV_CFG_KEYS, "env_cfg")
     if env_cfg.get("cudnn_benchmark"):
         torch.backends.cudnn.benchmark = True

@@ -129,10 +129,13 @@ class MMEngineRunnerAPI:
             self.register_hook(hook)
 
     def dump_config(self) -> None:
-        """Write the config to the run's log folder (rank 0; a config read from a file only,
-        as MMEngine does). The Runner does this when it is built."""
-        if self.cfg.filename is not None and self.rank == 0:
-            self.cfg.dump(os.path.join(self.log_dir, os.path.basename(self.cfg.filename)))
+        """Write the config into ``work_dir`` (rank 0), as MMEngine does: under the config
+        file's name, or ``<timestamp>.py`` for a config built in Python. Each run also keeps its
+        own copy, ``<log_dir>/vis_data/config.py`` (LocalVisBackend). The Runner does this when
+        it is built; an empty config (a Runner built from arguments) is not written."""
+        if self.cfg_text and self.rank == 0:
+            name = os.path.basename(self.cfg.filename or f"{self.timestamp}.py")
+            self.cfg.dump(os.path.join(self.work_dir, name))
 
 
 @RUNNERS.register_module()

@@ -188,9 +188,22 @@ class Runner(MMEngineRunnerAPI):
         self.logger.info(
             f"Environment:\n{summary}\n    seed: {self.seed}\n    world size: {self.world_size}\n"
         )
-        if self.cfg.filename is not None:
-            self.logger.info(f"Config:\n{self.cfg.pretty_text}")
+        self.cfg_text = self._config_text()
+        if self.cfg_text:
+            self.logger.info(f"Config:\n{self.cfg_text}")
             self.visualizer.add_config(self.cfg)
+
+    def _config_text(self) -> str | None:
+        """The config as Python (for the log, the dumped file and checkpoints); None when it
+        is empty or holds values that cannot be written as Python (a ``functools.partial``
+        given to a Runner built from arguments, say), which is said in the log."""
+        if not self.cfg:
+            return None
+        try:
+            return self.cfg.pretty_text
+        except TypeError as err:
+            self.logger.warning(f"The config is not logged or saved as a file: {err}")
+            return None
 
     def _build_model(self, model: nn.Module | dict, data_preprocessor: Any, env_cfg: dict) -> Any:
         """Build the model, initialise its weights (unless they will be loaded), then prepare

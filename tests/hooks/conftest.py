@@ -89,6 +89,7 @@ def runner(tmp_path):
     log_dir.mkdir(parents=True)
     return SimpleNamespace(
         cfg=Config(dict(model=dict(type="Net"), seed=3)),
+        cfg_text=Config(dict(model=dict(type="Net"), seed=3)).pretty_text,
         seed=3,
         experiment_name="exp_20240101_000000",
         timestamp="20240101_000000",

@@ -171,8 +171,9 @@ def test_runner_logs_the_loss_steps_params_and_run_files_to_mlflow(tmp_path, mlf
     assert run.data.params["model.type"] == "DigitsConvNet"
     assert artifacts(client, run) == {
         "config.py",
+        "digits_convnet.py",
         f"{stamp}/{stamp}.log",
-        f"{stamp}/digits_convnet.py",
+        f"{stamp}/vis_data/{stamp}.json",
         f"{stamp}/vis_data/config.py",
         f"{stamp}/vis_data/scalars.json",
     }

@@ -361,6 +361,24 @@ def test_flexible_runner_arguments_win_over_the_config_and_default_work_dir(tmp_
     assert cfg.strategy == dict(type="DDP")
 
 
+def test_flexible_runner_with_a_partial_policy_trains_without_writing_the_config(tmp_path):
+    # MMEngine's FlexibleRunner example: an FSDP1 policy as a functools.partial, which a
+    # config file cannot hold; the run trains and the log says why the config is not saved
+    cfg = digits_cfg(tmp_path)
+    policy = functools.partial(size_based_auto_wrap_policy, min_num_params=100)
+    strategy = dict(type="FSDPStrategy", model_wrapper=dict(auto_wrap_policy=policy))
+    args = {key: cfg[key] for key in ("train_dataloader", "train_cfg", "optim_wrapper")}
+    with pytest.warns(UserWarning, match="strategy 'FSDPStrategy' is set but"):
+        runner = FlexibleRunner(
+            model=cfg.model, work_dir=str(tmp_path), strategy=strategy, log_level="INFO", **args
+        )
+    runner.train()
+    assert runner.iter == 4 and runner.cfg_text is None
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert "The config is not logged or saved as a file" in log and "functools.partial" in log
+    assert not list(tmp_path.glob("*.py"))
+
+
 @pytest.mark.parametrize(
     ("changes", "error", "message"),
     [

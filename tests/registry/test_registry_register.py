@@ -165,7 +165,7 @@ def test_a_replaceable_default_yields_its_name_to_a_later_registration_with_a_wa
     with pytest.warns(UserWarning, match="takes the name 'Accuracy'.*from the built-in"):
 
         @registry.register_module()
-        class Accuracy:  # noqa: F811  (the user's own, as in MMEngine's runner tutorial)
+        class Accuracy:  # the user's own, as in MMEngine's runner tutorial
             pass
 
     assert registry.get("Accuracy") is Accuracy

@@ -78,7 +78,7 @@ def test_register_custom_hooks_and_dump_config(runner):
     runner.register_custom_hooks([dict(type="EmptyCacheHook", after_iter=True)])
     (hook,) = [hook for hook in runner.hooks if isinstance(hook, EmptyCacheHook)]
     assert hook.after_train_iter in runner.hook_methods("after_train_iter")
-    dumped = Path(runner.log_dir, "digits_convnet.py")
+    dumped = Path(runner.work_dir, "digits_convnet.py")  # MMEngine's place for it
     dumped.unlink()  # written when the Runner was built
     runner.dump_config()
     assert "DigitsConvNet" in dumped.read_text()
@@ -87,3 +87,15 @@ def test_register_custom_hooks_and_dump_config(runner):
 def test_build_model_refuses_anything_but_a_module_or_a_dict(runner):
     with pytest.raises(TypeError, match="nn.Module or a config dict"):
         runner.build_model(nn.Linear)
+
+
+def test_a_config_built_in_python_is_logged_and_written_as_timestamp_py(digits_cfg):
+    # MMEngine's runner tutorial writes env_cfg.backend, which MMEngine ignores
+    cfg = dict(digits_cfg.to_dict(), env_cfg=dict(cudnn_benchmark=False, backend="nccl"))
+    with pytest.warns(UserWarning, match="env_cfg.backend='nccl' is ignored, as in MMEngine"):
+        runner = Runner.from_cfg(cfg)
+    dumped = Path(runner.work_dir, f"{runner.timestamp}.py")
+    assert "DigitsConvNet" in dumped.read_text()
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert "Config:\n" in log and "type='DigitsConvNet'" in log
+    assert Path(runner.log_dir, "vis_data", "config.py").read_text() == runner.cfg_text

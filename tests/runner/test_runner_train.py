@@ -50,8 +50,12 @@ def test_tools_train_writes_the_work_dir_layout(tmp_path, run_tool):
     )
     assert "Epoch(val) [8][" in log_text and "accuracy/top1:" in log_text
     assert "\x1b[" not in log_text  # no colour codes in the file
-    dumped = Config.fromfile(log_dir / "digits_convnet.py")
+    dumped = Config.fromfile(work / "digits_convnet.py")  # where MMEngine writes it
     assert dumped.train_cfg.max_epochs == 8 and dumped.work_dir == str(work)
+    assert Config.fromfile(log_dir / "vis_data" / "config.py").to_dict() == dumped.to_dict()
+    # MMEngine's JSON log: the lines LoggerHook sent, the same as scalars.json's
+    json_log = (log_dir / "vis_data" / f"{log_dir.name}.json").read_text().splitlines()
+    assert [json.loads(line) for line in json_log] == scalars(work)
     checkpoints = sorted(p.name for p in work.glob("*.pth"))
     assert checkpoints == ["epoch_7.pth", "epoch_8.pth"]  # max_keep_ckpts=2
     assert (work / "last_checkpoint").read_text().strip().endswith("epoch_8.pth")
@@ -75,7 +79,7 @@ def test_tools_test_evaluates_a_checkpoint(tmp_path, run_tool):
         "--work-dir",
         str(tmp_path / "test"),
     )
-    (log_dir,) = (tmp_path / "test").iterdir()
+    (log_dir,) = [path for path in (tmp_path / "test").iterdir() if path.is_dir()]
     tested = json.loads((log_dir / f"{log_dir.name}.json").read_text())
     trained = [row for row in scalars(work) if "accuracy/top1" in row][-1]["accuracy/top1"]
     assert tested["accuracy/top1"] == pytest.approx(trained)
