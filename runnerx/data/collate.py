@@ -1,10 +1,13 @@
 """Collate functions: how a list of samples becomes one batch (MMEngine's two, by name).
 
 Both keep the structure of a sample: a list of dicts becomes a dict of batched values, a list
-of sequences becomes a list of batched positions, recursively. They differ at the leaves::
+of sequences becomes a list of batched positions, recursively. Values that are not stacked
+stay in the container the transposition gives them, as in MMEngine: a list under a dict key
+(``[dict(a=1), dict(a=2)]`` -> ``{'a': [1, 2]}``), a tuple at a position of a sequence
+(``[(x1, 'a'), (x2, 'b')]`` -> ``[(x1, x2), ('a', 'b')]``). They differ at the leaves::
 
     train_dataloader = dict(collate_fn=dict(type='default_collate'), ...)  # stack tensors
-    train_dataloader = dict(collate_fn=dict(type='pseudo_collate'), ...)   # lists (default)
+    train_dataloader = dict(collate_fn=dict(type='pseudo_collate'), ...)   # no stacking (default)
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ def _transpose(batch: Sequence, leaf: Callable[[Sequence], Any]) -> Any:
     """Collate ``batch`` (samples of one kind) by its first sample's structure."""
     first = batch[0]
     if isinstance(first, (str, bytes)):
-        return list(batch)
+        return batch
     if isinstance(first, Mapping):
         collated = {key: _transpose([sample[key] for sample in batch], leaf) for key in first}
         try:
@@ -40,7 +43,7 @@ def _transpose(batch: Sequence, leaf: Callable[[Sequence], Any]) -> Any:
                 f"{[len(sample) for sample in batch]}"
             )
         positions = [_transpose(position, leaf) for position in zip(*batch)]
-        if isinstance(first, (list, tuple)):  # tuples become lists, as in torch
+        if isinstance(first, (list, tuple)):  # a tuple sample gives a list, as in torch
             return positions
         try:
             return type(first)(positions)
@@ -49,15 +52,15 @@ def _transpose(batch: Sequence, leaf: Callable[[Sequence], Any]) -> Any:
     return leaf(batch)
 
 
-def _as_list(batch: Sequence) -> list:
-    return list(batch)
+def _as_is(batch: Sequence) -> Sequence:
+    return batch
 
 
 def _stack_numeric(batch: Sequence) -> Any:
     first = batch[0]
     if isinstance(first, (torch.Tensor, numbers.Number)) or type(first).__module__ == "numpy":
         return torch_default_collate(batch)
-    return list(batch)
+    return batch
 
 
 @FUNCTIONS.register_module()
@@ -65,10 +68,11 @@ def pseudo_collate(data_batch: Sequence) -> Any:
     """Batch samples without stacking: MMEngine's default ``collate_fn``.
 
     ``[dict(inputs=a, data_samples=x), dict(inputs=b, data_samples=y)]`` becomes
-    ``dict(inputs=[a, b], data_samples=[x, y])``; tensors, numbers and other values stay as
-    they are, in lists. Use it when samples differ in shape.
+    ``dict(inputs=[a, b], data_samples=[x, y])``, and ``[(a, x), (b, y)]`` becomes
+    ``[(a, b), (x, y)]``; tensors, numbers and other values stay as they are. Use it when
+    samples differ in shape.
     """
-    return _transpose(data_batch, _as_list)
+    return _transpose(data_batch, _as_is)
 
 
 @FUNCTIONS.register_module()
@@ -77,7 +81,9 @@ def default_collate(data_batch: Sequence) -> Any:
 
     Tensors of one shape are stacked along a new first dimension, numbers and numpy arrays
     become tensors; dicts, lists and tuples are collated recursively; strings and other
-    objects (e.g. data-sample structures) are kept in lists::
+    objects (e.g. data-sample structures) are kept as they are, in a list under a dict key
+    and in a tuple at a position of a sequence (MMEngine refuses objects torch cannot
+    collate, except its data elements)::
 
         collate_fn=dict(type='default_collate')
     """

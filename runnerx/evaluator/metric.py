@@ -22,11 +22,16 @@ numbers in ``compute_metrics``; ``evaluate`` does the distributed part in betwee
 
 from __future__ import annotations
 
+import logging
 import warnings
 from abc import ABCMeta, abstractmethod
 from typing import Any
 
+import torch
+
 from runnerx.dist import broadcast_object, collect_results, is_main_process
+from runnerx.logging.logger import print_log
+from runnerx.utils import apply_to
 
 _COLLECT_DEVICES = ("cpu", "gpu")
 
@@ -68,11 +73,13 @@ class BaseMetric(metaclass=ABCMeta):
         self.prefix = prefix or self.default_prefix
         self.results: list[Any] = []
         self._dataset_meta: dict | None = None
-        if self.prefix is None:
-            warnings.warn(
+        if self.prefix is None and is_main_process():
+            # a line of the run's log (console and file) on rank 0 only, as MMEngine logs it
+            print_log(
                 f"metric {name} has no prefix (neither prefix= nor default_prefix is set), so "
                 "its keys are logged without one",
-                stacklevel=2,
+                logger="current",
+                level=logging.WARNING,
             )
 
     @property
@@ -102,16 +109,23 @@ class BaseMetric(metaclass=ABCMeta):
 
     def evaluate(self, size: int) -> dict:
         """Gather the results of all ranks, compute the metrics on rank 0 and return them,
-        prefixed, on every rank. ``size`` is the dataset's length; ``self.results`` is
-        cleared for the next evaluation."""
+        prefixed, on every rank. ``size`` is the dataset's length. ``compute_metrics`` gets
+        the results with their tensors moved to the CPU; ``self.results`` still holds this
+        rank's share while it runs, and is cleared afterwards (also when it raises) for the
+        next evaluation."""
         if not self.results:
             warnings.warn(
                 f"{type(self).__name__} got no results: its process() did not add anything "
                 "to self.results (or the dataloader was empty)",
                 stacklevel=2,
             )
+        try:
+            return self._gather_and_compute(size)
+        finally:
+            self.results.clear()
+
+    def _gather_and_compute(self, size: int) -> dict:
         results = collect_results(self.results, size, self.collect_device, self.collect_dir)
-        self.results.clear()
         if not is_main_process():
             metrics = broadcast_object(None)
             if isinstance(metrics, _FailedOnRankZero):
@@ -120,7 +134,7 @@ class BaseMetric(metaclass=ABCMeta):
                 )
             return metrics
         try:
-            computed = self.compute_metrics(results)
+            computed = self.compute_metrics(apply_to(results, _on_device, _to_cpu))
         except Exception as err:
             # Tell the other ranks, which wait in the broadcast, instead of leaving them hanging.
             broadcast_object(_FailedOnRankZero(f"{type(err).__name__}: {err}"))
@@ -128,6 +142,17 @@ class BaseMetric(metaclass=ABCMeta):
         if self.prefix:
             computed = {f"{self.prefix}/{key}": value for key, value in computed.items()}
         return broadcast_object(computed)
+
+
+def _on_device(leaf: Any) -> bool:
+    """Whether ``leaf`` is a tensor off the CPU, or a data element (which moves itself)."""
+    if isinstance(leaf, torch.Tensor):
+        return leaf.device.type != "cpu"
+    return callable(getattr(leaf, "cpu", None)) and not isinstance(leaf, torch.nn.Module)
+
+
+def _to_cpu(leaf: Any) -> Any:
+    return leaf.cpu()
 
 
 class _FailedOnRankZero(str):

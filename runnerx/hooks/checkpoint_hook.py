@@ -15,6 +15,7 @@ from runnerx.checkpoint.publish import strip_training_state, write_published
 from runnerx.checkpoint.runner_state import point_last_checkpoint
 from runnerx.dist import is_main_process
 from runnerx.fileio import after_pending_writes, wait_for_pending_writes
+from runnerx.fileio.paths import backend_args_of
 from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import (
     DEFAULT_GREATER_KEYS,
@@ -49,6 +50,8 @@ class CheckpointHook(Hook):
     ``published_keys`` (e.g. ``['meta', 'state_dict']``): after training, the last and best
     checkpoints are also written with only those entries as ``<name>-<sha256[:8]>.pth``.
     Temporary files that a crash left behind are removed when training starts.
+    ``backend_args`` (and MMEngine's deprecated ``file_client_args``) are accepted for MMEngine
+    configs and ignored with a warning: checkpoints go to local paths.
     """
 
     priority = "VERY_LOW"
@@ -68,6 +71,7 @@ class CheckpointHook(Hook):
         rule: str | list[str] | None = None,
         greater_keys: str | Sequence[str] | None = None,
         less_keys: str | Sequence[str] | None = None,
+        file_client_args: dict | None = None,
         filename_tmpl: str | None = None,
         backend_args: dict | None = None,
         published_keys: str | Sequence[str] | None = None,
@@ -78,8 +82,11 @@ class CheckpointHook(Hook):
                 raise TypeError(f"CheckpointHook: {name} must be an int, got {value!r}")
         if isinstance(save_begin, bool) or not isinstance(save_begin, int) or save_begin < 0:
             raise ValueError(f"CheckpointHook: save_begin must be an int >= 0, got {save_begin!r}")
-        if backend_args is not None:
-            warnings.warn("CheckpointHook: backend_args is ignored; paths are local", stacklevel=2)
+        if backend_args_of(file_client_args, backend_args) is not None:
+            warnings.warn(
+                "CheckpointHook: backend_args/file_client_args are ignored; paths are local",
+                stacklevel=2,
+            )
         self.interval = interval
         self.by_epoch = by_epoch
         self.save_optimizer = save_optimizer

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runnerx.fileio.paths import backend_args_of
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS
 
@@ -27,7 +28,9 @@ class LoggerHook(Hook):
 
         default_hooks = dict(logger=dict(type='LoggerHook', interval=50))
 
-    ``backend_args`` is accepted for MMEngine configs; runnerx writes local paths only.
+    ``backend_args`` (and MMEngine's deprecated ``file_client_args``, which like MMEngine
+    needs ``out_dir``) are accepted for MMEngine configs and ignored with a warning: runnerx
+    writes local paths only.
     """
 
     priority = "BELOW_NORMAL"
@@ -40,6 +43,7 @@ class LoggerHook(Hook):
         out_dir: str | Path | None = None,
         out_suffix: str | Sequence[str] = (".json", ".log", ".py", "yaml"),
         keep_local: bool = True,
+        file_client_args: dict | None = None,
         log_metric_by_epoch: bool = True,
         backend_args: dict | None = None,
     ) -> None:
@@ -52,9 +56,15 @@ class LoggerHook(Hook):
             out_suffix = (out_suffix,)
         if not all(isinstance(suffix, str) for suffix in out_suffix):
             raise TypeError(f"LoggerHook: out_suffix must be str or strs, got {out_suffix!r}")
-        if backend_args is not None:
+        if file_client_args is not None and out_dir is None:
+            raise ValueError(
+                "LoggerHook: file_client_args is for copying the logs to out_dir; set out_dir "
+                "or remove file_client_args"
+            )
+        if backend_args_of(file_client_args, backend_args) is not None:
             warnings.warn(
-                "LoggerHook: backend_args is ignored; logs go to local paths", stacklevel=2
+                "LoggerHook: backend_args/file_client_args are ignored; logs go to local paths",
+                stacklevel=2,
             )
         self.interval = interval
         self.ignore_last = ignore_last
@@ -63,7 +73,7 @@ class LoggerHook(Hook):
         self.out_suffix = tuple(out_suffix)
         self.keep_local = keep_local
         self.log_metric_by_epoch = log_metric_by_epoch
-        self.json_log_path = "scalars.json"
+        self.json_log_path: str | None = None  # "<timestamp>.json", set in before_run
         self._copy_dir: str | None = None
         self._epoch_length: int | None = None
 
@@ -100,7 +110,7 @@ class LoggerHook(Hook):
             return
         tag, log_str = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
         runner.logger.info(log_str)
-        runner.visualizer.add_scalars(tag, step=runner.iter + 1)
+        runner.visualizer.add_scalars(tag, step=runner.iter + 1, file_path=self.json_log_path)
 
     def after_val_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
@@ -125,7 +135,8 @@ class LoggerHook(Hook):
         )
         runner.logger.info(log_str)
         by_epoch = self.log_metric_by_epoch and getattr(runner.log_processor, "by_epoch", True)
-        runner.visualizer.add_scalars(tag, step=runner.epoch if by_epoch else runner.iter)
+        step = runner.epoch if by_epoch else runner.iter
+        runner.visualizer.add_scalars(tag, step=step, file_path=self.json_log_path)
 
     def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Log the test results and write them to ``<log_dir>/<timestamp>.json``."""
@@ -133,7 +144,8 @@ class LoggerHook(Hook):
             runner, len(runner.test_dataloader), "test", with_non_scalar=True
         )
         runner.logger.info(log_str)
-        with open(os.path.join(runner.log_dir, self.json_log_path), "w") as file:
+        json_log = self.json_log_path or f"{runner.timestamp}.json"
+        with open(os.path.join(runner.log_dir, json_log), "w") as file:
             json.dump(_jsonable(tag), file)
 
     def after_run(self, runner: Any) -> None:

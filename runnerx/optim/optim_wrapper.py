@@ -24,6 +24,20 @@ def current_message_hub() -> Any:
     return MessageHub.get_current_instance()
 
 
+def _check_accumulative_counts(value: Any) -> int:
+    """``value`` as an int >= 1; a float with a whole value (``4.0``, as MMEngine configs
+    compute it from batch sizes) is taken as that int."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            "optim_wrapper.accumulative_counts must be a whole number >= 1 (an int, or a float "
+            "such as 2.0: the number of iterations whose gradients make one update), but got "
+            f"{value!r}"
+        )
+    return value
+
+
 @OPTIM_WRAPPERS.register_module()
 class OptimWrapper:
     """Updates the parameters from a loss: ``optim_wrapper.update_params(loss)``.
@@ -59,15 +73,7 @@ class OptimWrapper:
                 "optim_wrapper.optimizer must be a torch.optim.Optimizer (or a config dict "
                 f"built into one), but got {type(optimizer).__name__}"
             )
-        if (
-            not isinstance(accumulative_counts, int)
-            or isinstance(accumulative_counts, bool)
-            or accumulative_counts < 1
-        ):
-            raise ValueError(
-                "optim_wrapper.accumulative_counts must be an int >= 1 (the number of "
-                f"iterations whose gradients make one update), but got {accumulative_counts!r}"
-            )
+        accumulative_counts = _check_accumulative_counts(accumulative_counts)
         self.optimizer = optimizer
         self._accumulative_counts = accumulative_counts
         self._inner_count = 0

@@ -151,6 +151,16 @@ class FullyShardedModel(WrappedModelSteps, nn.Module):
         self._gradient_sync = True
         self._skip_sync = False
 
+    def __getattr__(self, name: str) -> Any:
+        """An attribute the wrapper lacks is looked up on the wrapped model, as FSDP1 (and so
+        MMEngine's FSDP wrapper) does: ``model.save_pretrained(...)``, ``model.config``."""
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name == "module":  # not set yet (inside __init__, or while unpickling)
+                raise
+            return getattr(self.module, name)
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Run the sharded model; a forward pass inside :meth:`no_sync` makes its backward
         pass keep the gradients local (no reduce-scatter)."""

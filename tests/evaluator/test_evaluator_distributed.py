@@ -1,6 +1,7 @@
 """Two real ranks (spawned processes, gloo): each evaluates its interleaved share of the
 dataset, and both get the metrics a single process gets from all of it."""
 
+import logging
 import os
 from datetime import timedelta
 
@@ -9,6 +10,7 @@ import torch
 import torch.distributed as dist
 
 from runnerx.evaluator import Accuracy, BaseMetric, Evaluator, Perplexity
+from runnerx.logging import make_logger_current
 
 WORLD_SIZE = 2
 SIZE = 11  # odd: rank 1's share is one sample shorter than rank 0's
@@ -37,6 +39,19 @@ class FailsOnCompute(BaseMetric):
 
     def compute_metrics(self, results):
         raise ZeroDivisionError("no metric today")
+
+
+class NoPrefix(SampleOrder):
+    default_prefix = None
+
+
+class KeepRecords(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(f"{record.levelname} - {record.getMessage()}")
 
 
 def dataset():
@@ -92,6 +107,12 @@ def run_rank(rank, out_dir):
         failing.evaluate(SIZE)
     except Exception as err:
         outcome["failure"] = f"{type(err).__name__}: {err}"
+    # the "no prefix" warning: a line of the current logger, on rank 0 only
+    logger, records = logging.Logger(f"rank{rank}"), KeepRecords()
+    logger.addHandler(records)
+    make_logger_current(logger)
+    NoPrefix()
+    outcome["logged"] = records.messages
     return outcome
 
 
@@ -113,6 +134,14 @@ def test_collect_dir_gathers_through_files_and_leaves_none(rank_outcomes):
     for outcome in rank_outcomes:
         assert outcome["collect_dir"] == {"order/indices": list(range(SIZE))}
         assert outcome["left_in_collect_dir"] == []
+
+
+def test_a_metric_without_prefix_logs_one_warning_on_rank_zero_only(rank_outcomes):
+    assert rank_outcomes[0]["logged"] == [
+        "WARNING - metric NoPrefix has no prefix (neither prefix= nor default_prefix is set), "
+        "so its keys are logged without one"
+    ]
+    assert rank_outcomes[1]["logged"] == []
 
 
 def test_a_failure_on_rank_zero_reaches_the_other_rank(rank_outcomes):

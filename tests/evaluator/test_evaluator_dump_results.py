@@ -231,7 +231,7 @@ def test_tools_test_out_saves_the_test_predictions_and_leaves_the_metrics_alone(
             str(test_dir),
             *extra,
         )
-        (log_dir,) = test_dir.iterdir()
+        (log_dir,) = [path for path in test_dir.iterdir() if path.is_dir()]
         metrics = json.loads((log_dir / f"{log_dir.name}.json").read_text())
         printed = re.search(r"Epoch\(test\).*?(accuracy/top1: \S+)", result.stdout + result.stderr)
         assert printed, result.stdout + result.stderr

@@ -139,16 +139,6 @@ def test_prefix_argument_replaces_default_prefix():
     assert metrics == pytest.approx({"accuracy/top1": 200 / 3, "val_acc/top1": 200 / 3})
 
 
-def test_metric_without_any_prefix_warns_and_logs_bare_keys():
-    class Bare(MeanError):
-        default_prefix = None
-
-    with pytest.warns(UserWarning, match="metric Bare has no prefix"):
-        metric = Bare()
-    metric.process(None, samples((2.0, 0)))
-    assert metric.evaluate(1) == {"mae": 2.0}
-
-
 def test_empty_results_warn_naming_the_metric():
     evaluator = Evaluator([MeanError(), Accuracy()])
     with pytest.warns(UserWarning, match="Accuracy got no results"):

@@ -32,7 +32,9 @@ class VisualizerStub:
         self.scalars = []
         self.closed = False
 
-    def add_scalars(self, scalar_dict, step):
+    def add_scalars(self, scalar_dict, step, file_path=None):
+        # MMEngine's JSON log, beside scalars.json (once before_run has named it)
+        assert file_path in (None, "20240101_000000.json")
         self.scalars.append((scalar_dict, step))
 
     def close(self):

@@ -212,10 +212,35 @@ def test_bad_clip_grad_names_the_key_and_the_forms(clip_grad, message):
     assert "dict(type='value', clip_value=...)" in str(info.value)
 
 
-def test_bad_accumulative_counts():
+@pytest.mark.parametrize("counts", [0, -2, 1.5, 0.0, True, "2"])
+def test_bad_accumulative_counts(counts):
     model = small_net()
-    with pytest.raises(ValueError, match="optim_wrapper.accumulative_counts"):
-        OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1), accumulative_counts=0)
+    with pytest.raises(ValueError, match="optim_wrapper.accumulative_counts") as info:
+        OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1), accumulative_counts=counts)
+    assert "or a float such as 2.0" in str(info.value)
+
+
+@pytest.mark.parametrize("counts", [1.0, 2.0])
+def test_a_whole_float_accumulative_counts_updates_as_mmengine_does(counts):
+    from mmengine.optim import OptimWrapper as MMEngineOptimWrapper
+
+    inputs, targets = make_data(4)
+    trained = []
+    for kind in (OptimWrapper, MMEngineOptimWrapper):
+        model = small_net()
+        wrapper = kind(torch.optim.SGD(model.parameters(), lr=0.1), accumulative_counts=counts)
+        wrapper.initialize_count_status(model, 0, 4)
+        steps = []
+        wrapper.optimizer.register_step_post_hook(
+            lambda *args, out=steps, w=wrapper: out.append(w._inner_count)
+        )
+        for index in range(4):
+            wrapper.update_params(mse(model, inputs[index], targets[index]))
+        trained.append((model, steps))
+    (ours, our_steps), (mmengine, mmengine_steps) = trained
+    assert our_steps == mmengine_steps == list(range(int(counts), 5, int(counts)))
+    for got, expected in zip(ours.parameters(), mmengine.parameters(), strict=True):
+        torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
 
 
 def test_lr_momentum_and_state_dict():

@@ -1,0 +1,70 @@
+"""CheckpointHook and LoggerHook take MMEngine's deprecated ``file_client_args`` as MMEngine
+0.10.7 does (accepted where MMEngine accepts it, refused where it refuses it); runnerx ignores
+it with a warning, as it ignores ``backend_args``."""
+
+from pathlib import Path
+
+import pytest
+from mmengine import hooks as mmengine_hooks
+
+from runnerx import Config
+from runnerx.hooks import CheckpointHook, LoggerHook
+from runnerx.runner import Runner
+
+ROOT = Path(__file__).parents[2]
+DISK = dict(backend="disk")
+
+
+def both_hooks(out_dir):
+    """(hook name, keyword arguments) with file_client_args, as MMEngine configs write them."""
+    return [
+        ("CheckpointHook", dict(interval=1, file_client_args=DISK)),
+        ("LoggerHook", dict(out_dir=str(out_dir), file_client_args=DISK)),
+    ]
+
+
+def build(library, name, kwargs):
+    """The hook ``name`` of runnerx or MMEngine built from ``kwargs``, or the error's type."""
+    kind = {"CheckpointHook": CheckpointHook, "LoggerHook": LoggerHook}[name]
+    if library == "mmengine":
+        kind = getattr(mmengine_hooks, name)
+    try:
+        return kind(**kwargs)
+    except (TypeError, ValueError) as error:
+        return type(error)
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["CheckpointHook", "LoggerHook"])
+def test_file_client_args_is_accepted_with_a_warning_as_in_mmengine(tmp_path, index):
+    name, kwargs = both_hooks(tmp_path)[index]
+    assert isinstance(build("mmengine", name, kwargs), getattr(mmengine_hooks, name))
+    with pytest.warns(UserWarning, match=f"{name}: backend_args/file_client_args are ignored"):
+        hook = build("runnerx", name, kwargs)
+    assert type(hook).__name__ == name
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("CheckpointHook", dict(file_client_args=DISK, backend_args=DISK)),
+        ("LoggerHook", dict(out_dir="logs", file_client_args=DISK, backend_args=DISK)),
+        ("LoggerHook", dict(file_client_args=DISK)),  # nothing to copy the logs to
+    ],
+    ids=["checkpoint-both", "logger-both", "logger-no-out-dir"],
+)
+def test_file_client_args_is_refused_where_mmengine_refuses_it(name, kwargs):
+    assert build("mmengine", name, kwargs) is ValueError
+    assert build("runnerx", name, kwargs) is ValueError
+
+
+def test_a_config_with_file_client_args_trains_and_writes_its_files(tmp_path):
+    cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+    cfg.merge_from_dict({"train_cfg.max_epochs": 1, "param_scheduler.1.end": 1})
+    cfg.work_dir = str(tmp_path / "work")
+    for (name, kwargs), key in zip(both_hooks(tmp_path / "copies"), ("checkpoint", "logger")):
+        cfg.default_hooks[key] = dict(type=name, **kwargs)
+    with pytest.warns(UserWarning, match="file_client_args are ignored"):
+        runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert (tmp_path / "work" / "epoch_1.pth").is_file()
+    assert list((tmp_path / "copies" / "work").glob("*.log"))  # the log, copied to out_dir
