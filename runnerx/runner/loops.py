@@ -130,7 +130,7 @@ class _TrainLoop(BaseLoop):
         sampler's seed (when it has one)."""
         batches = iters_done - self._pass_start_iter
         samples = batches * (self.dataloader.batch_size or 0)
-        position = {"epoch": self._epoch, "batches": batches, "consumed": samples}
+        position = {"epoch": self._data_pass(), "batches": batches, "consumed": samples}
         seed = getattr(self._sampler(), "seed", None)
         if isinstance(seed, int):
             position["seed"] = seed
@@ -141,7 +141,7 @@ class _TrainLoop(BaseLoop):
         position from an earlier epoch, i.e. saved once that epoch had ended, means none),
         with the sampler's seed of the checkpoint: a run whose seed was drawn at random
         draws another, and would otherwise see its data in another order."""
-        same_pass = position.get("epoch") == self._epoch
+        same_pass = position.get("epoch") == self._data_pass()
         self._resume_batches = int(position.get("batches", 0)) if same_pass else 0
         sampler = self._sampler()
         if "seed" in position and isinstance(getattr(sampler, "seed", None), int):
@@ -149,6 +149,10 @@ class _TrainLoop(BaseLoop):
 
     def _sampler(self) -> Any:
         return getattr(self.dataloader.batch_sampler, "sampler", None)
+
+    def _data_pass(self) -> int:
+        """The number of the current pass over the data (the sampler's epoch): the epoch."""
+        return self._epoch
 
     def _batches(self) -> Any:
         """(index, batch) pairs of one pass over the data, after any batches a resume skips."""
@@ -293,6 +297,17 @@ class IterBasedTrainLoop(_TrainLoop):
         )
         self._max_iters = max_iters
         self._max_epochs = 1
+        # passes over the data begun before the current one (the sampler's epoch); the
+        # loop's epoch stays 0, as in MMEngine, so epoch-based hooks and logs count one epoch
+        self._passes = 0
+
+    def _data_pass(self) -> int:
+        return self._passes
+
+    def resume_data_position(self, position: dict) -> None:
+        """Continue the data stream in the pass (sampler epoch) ``position`` was saved in."""
+        self._passes = int(position.get("epoch", 0))
+        super().resume_data_position(position)
 
     def run(self) -> torch.nn.Module:
         """Train until ``max_iters`` (or until a hook sets ``stop_training``)."""
@@ -313,12 +328,15 @@ class IterBasedTrainLoop(_TrainLoop):
     def _endless_batches(self) -> Iterator[Any]:
         # Each new pass over a finite sampler gets the next epoch's order, as MMEngine does.
         sampler = getattr(self.dataloader, "sampler", None)
+        can_set_epoch = hasattr(sampler, "set_epoch")
+        if self._passes and can_set_epoch:  # resumed in a later pass
+            sampler.set_epoch(self._passes)
         while True:
             for _, data_batch in self._batches():
                 yield data_batch
-            self._epoch += 1
-            if hasattr(sampler, "set_epoch"):
-                sampler.set_epoch(self._epoch)
+            self._passes += 1
+            if can_set_epoch:
+                sampler.set_epoch(self._passes)
 
 
 def _interval_steps(

@@ -141,6 +141,22 @@ def test_iteration_based_resume_is_exact(tmp_path):
     assert_same(expected, resumed)
 
 
+def test_iteration_based_passes_keep_epoch_at_zero_and_resume_in_a_later_pass_exactly(tmp_path):
+    # DefaultSampler: each pass over the 23 batches reshuffles (sampler epoch 1, 2, ...), while
+    # the loop's epoch stays 0 as in MMEngine (epoch-based hooks and log lines see one epoch)
+    changes = {
+        "train_cfg": dict(_delete_=True, by_epoch=False, max_iters=60, val_interval=100),
+        "param_scheduler": None,
+        "log_processor.by_epoch": False,
+    }
+    straight = Runner.from_cfg(digits_cfg(tmp_path / "straight", **changes))
+    straight.train()
+    assert straight.epoch == 0 and straight.train_dataloader.sampler.epoch == 2
+    expected = {key: value.clone() for key, value in straight.unwrapped_model.state_dict().items()}
+    resumed = interrupted_then_resumed(digits_cfg(tmp_path / "resumed", **changes), at=53)
+    assert_same(expected, resumed)  # the checkpoint at iteration 50 is in the third pass
+
+
 def test_resume_with_amp_and_ema_is_exact(tmp_path):
     changes = {
         "optim_wrapper.type": "AmpOptimWrapper",
