@@ -2,7 +2,8 @@
 
 .. code-block:: python
 
-    activation_checkpointing = dict(modules=['TransformerBlock'])
+    activation_checkpointing = dict(modules=['TransformerBlock'])   # every block of a class
+    activation_checkpointing = ['backbone.layer1', 'backbone.layer2']  # MMEngine's: by path
 
 Each matching module runs its ``forward`` through non-reentrant ``torch.utils.checkpoint``:
 its inner activations are dropped after the forward pass and recomputed when the backward
@@ -20,16 +21,26 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from .module_match import find_modules
-from .options import as_dict, check_keys
+from .options import as_dict, check_keys, did_you_mean
 
 _CHECKPOINTED: dict[type, type] = {}
 
 
 def apply_activation_checkpointing(model: nn.Module, cfg: Any) -> list[nn.Module]:
     """Checkpoint the sub-modules ``cfg['modules']`` names (in place) and return them;
-    ``cfg`` None or False checkpoints nothing."""
+    ``cfg`` None or False checkpoints nothing. A str or a list of strs is MMEngine's form:
+    the attribute paths of the sub-modules (``['backbone.layer1', 'backbone.layer2']``)."""
     if cfg is None or cfg is False:
         return []
+    if isinstance(cfg, str) or (
+        isinstance(cfg, (list, tuple)) and cfg and all(isinstance(name, str) for name in cfg)
+    ):
+        names = [cfg] if isinstance(cfg, str) else list(cfg)
+        where = [f"activation_checkpointing[{index}]" for index in range(len(names))]
+        modules = [_submodule(model, name, key) for name, key in zip(names, where)]
+        for module in modules:
+            _checkpoint_in_place(module)
+        return modules
     cfg = as_dict(cfg, "activation_checkpointing", "dict(modules=['TransformerBlock'])")
     check_keys(cfg, ("modules",), "activation_checkpointing")
     if "modules" not in cfg:
@@ -47,14 +58,20 @@ def turn_on_activation_checkpointing(model: nn.Module, modules: str | list[str])
     """Checkpoint the sub-modules of ``model`` at the attribute paths ``modules`` names
     (``'backbone.layer1'``; MMEngine's function), as ``activation_checkpointing`` does."""
     for name in [modules] if isinstance(modules, str) else modules:
-        try:
-            module = model.get_submodule(name)
-        except AttributeError as error:
-            raise AttributeError(
-                f"turn_on_activation_checkpointing: {type(model).__name__} has no sub-module "
-                f"{name!r} ({error})"
-            ) from None
-        _checkpoint_in_place(module)
+        _checkpoint_in_place(_submodule(model, name, "turn_on_activation_checkpointing"))
+
+
+def _submodule(model: nn.Module, name: str, where: str) -> nn.Module:
+    """The sub-module at the attribute path ``name``, or an error naming ``where`` and the
+    closest paths the model has."""
+    try:
+        return model.get_submodule(name)
+    except AttributeError as error:
+        paths = [path for path, _ in model.named_modules() if path]
+        raise AttributeError(
+            f"{where}: {type(model).__name__} has no sub-module {name!r} ({error})"
+            f"{did_you_mean(name, paths)}"
+        ) from None
 
 
 def _checkpoint_in_place(module: nn.Module) -> None:

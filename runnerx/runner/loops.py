@@ -10,7 +10,7 @@ model is put in train mode once per epoch, not per iteration.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
@@ -45,12 +45,23 @@ def build_eval_loop(
 
 
 class BaseLoop:
-    """A loop over one dataloader, run by a Runner."""
+    """A loop over one dataloader, run by a Runner. A dataloader config whose ``sampler`` is
+    None gets the loop's ``default_sampler``, as MMEngine's docs say (epoch_to_iter)."""
 
     mode = "train"
+    default_sampler: dict = {"type": "DefaultSampler", "shuffle": True}
 
     def __init__(self, runner: Any, dataloader: Any) -> None:
         self.runner = runner
+        if (
+            isinstance(dataloader, Mapping)
+            and "sampler" in dataloader
+            and dataloader["sampler"] is None
+        ):
+            dataloader = {**dataloader, "sampler": dict(self.default_sampler)}
+            runner.logger.info(
+                f"{self.mode}_dataloader.sampler is None: using {self.default_sampler}"
+            )
         self.dataloader = runner.build_dataloader(
             dataloader,
             seed=runner.seed,
@@ -277,6 +288,7 @@ class IterBasedTrainLoop(_TrainLoop):
     milestone iteration on."""
 
     unit = "iteration"
+    default_sampler = {"type": "InfiniteSampler", "shuffle": True}
 
     def __init__(
         self,
@@ -365,6 +377,7 @@ class _EvalLoop(BaseLoop):
     """What validation and test share: one pass in eval mode, then the evaluator."""
 
     mode = "val"
+    default_sampler = {"type": "DefaultSampler", "shuffle": False}
 
     def __init__(self, runner: Any, dataloader: Any, evaluator: Any, fp16: bool = False) -> None:
         super().__init__(runner, dataloader)

@@ -41,6 +41,12 @@ from .environment import (
 from .loops import EpochBasedTrainLoop
 from .mmengine_api import MMEngineRunnerAPI
 
+#: config keys MMEngine's Runner reads that runnerx does not apply, and what that means
+_NOT_APPLIED = {
+    "efficient_conv_bn_eval": "convolutions and frozen batch norms in eval mode are not fused, "
+    "so they keep their usual memory use",
+}
+
 
 @RUNNERS.register_module()
 class Runner(MMEngineRunnerAPI):
@@ -192,6 +198,11 @@ class Runner(MMEngineRunnerAPI):
         if self.cfg_text:
             self.logger.info(f"Config:\n{self.cfg_text}")
             self.visualizer.add_config(self.cfg)
+        for key, effect in _NOT_APPLIED.items():
+            if self.cfg.get(key):
+                self.logger.warning(
+                    f"{key}={self.cfg[key]!r} is MMEngine's; runnerx ignores it: {effect}"
+                )
 
     def _config_text(self) -> str | None:
         """The config as Python (for the log, the dumped file and checkpoints); None when it

@@ -70,6 +70,21 @@ def test_activation_checkpointing_recomputes_blocks_and_gives_the_same_gradients
         torch.testing.assert_close(actual[name], grad, rtol=0, atol=1e-6)
 
 
+def test_mmengine_activation_checkpointing_list_of_paths_checkpoints_only_those():
+    # MMEngine's save_gpu_memory.md: activation_checkpointing=['resnet.layer1', ...]
+    plain, checkpointed = make_lm(), make_lm()
+    prepare_model(checkpointed, activation_checkpointing=["blocks.1"])
+    assert [type(block).__name__ for block in checkpointed.blocks] == [
+        "TransformerBlock",
+        "CheckpointedTransformerBlock",
+    ]
+    expected, actual = gradients(plain, lm_batch()), gradients(checkpointed, lm_batch())
+    for name, grad in expected.items():
+        torch.testing.assert_close(actual[name], grad, rtol=0, atol=1e-6)
+    with pytest.raises(AttributeError, match=r"activation_checkpointing\[1\].*'blocks.7'"):
+        prepare_model(make_lm(), activation_checkpointing=["blocks.0", "blocks.7"])
+
+
 def test_checkpointed_blocks_keep_their_type_names_and_copies():
     model = make_lm()
     keys = list(model.state_dict())

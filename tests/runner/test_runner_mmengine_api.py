@@ -99,3 +99,17 @@ def test_a_config_built_in_python_is_logged_and_written_as_timestamp_py(digits_c
     log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
     assert "Config:\n" in log and "type='DigitsConvNet'" in log
     assert Path(runner.log_dir, "vis_data", "config.py").read_text() == runner.cfg_text
+
+
+def test_flexible_runner_imports_from_mmengines_documented_path():
+    from runnerx.runner import FlexibleRunner
+    from runnerx.runner._flexible_runner import FlexibleRunner as documented
+
+    assert documented is FlexibleRunner
+
+
+def test_efficient_conv_bn_eval_is_named_as_ignored_in_the_log(digits_cfg):
+    digits_cfg.efficient_conv_bn_eval = ["backbone"]
+    runner = Runner.from_cfg(digits_cfg)
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert "efficient_conv_bn_eval=['backbone'] is MMEngine's; runnerx ignores it" in log

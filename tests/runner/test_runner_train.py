@@ -403,3 +403,27 @@ def test_auto_scale_lr_follows_the_total_batch_size(digits_cfg):
     runner.train()
     # base_batch_size 64, real total 32 x 1 process: lr 0.1 -> 0.05
     assert runner.optim_wrapper.param_groups[0]["lr"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize(
+    ("train_cfg", "sampler_type"),
+    [
+        (dict(by_epoch=True, max_epochs=1), "DefaultSampler"),
+        (dict(by_epoch=False, max_iters=5, val_interval=5), "InfiniteSampler"),
+    ],
+)
+def test_sampler_none_takes_the_loops_sampler_as_mmengines_docs_say(
+    digits_cfg, train_cfg, sampler_type
+):
+    # MMEngine's epoch_to_iter.md: set the sampler to None and the train loop picks one
+    digits_cfg.train_cfg = train_cfg
+    digits_cfg.param_scheduler = None
+    digits_cfg.train_dataloader.sampler = None
+    digits_cfg.val_dataloader.sampler = None
+    runner = Runner.from_cfg(digits_cfg)
+    sampler = runner.train_dataloader.sampler
+    assert type(sampler).__name__ == sampler_type and sampler.shuffle is True
+    val_sampler = runner.val_dataloader.sampler
+    assert type(val_sampler).__name__ == "DefaultSampler" and val_sampler.shuffle is False
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert "train_dataloader.sampler is None: using" in log
