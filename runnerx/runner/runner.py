@@ -213,7 +213,7 @@ class Runner(MMEngineRunnerAPI):
         try:
             return self.cfg.pretty_text
         except TypeError as err:
-            self.logger.warning(f"The config is not logged or saved as a file: {err}")
+            self.logger.info(f"The config is not logged or saved as a file: {err}")
             return None
 
     def _build_model(self, model: nn.Module | dict, data_preprocessor: Any, env_cfg: dict) -> Any:
