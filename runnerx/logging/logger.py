@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from typing import Any
 
@@ -141,11 +142,13 @@ def _set_up(
     log_level: str | int,
     rank: int | None,
 ) -> logging.Logger:
-    """Give ``logger`` its console handler and (rank 0) its file handler, at ``log_level``."""
+    """Give ``logger`` its console handler and (rank 0) its file handler, at ``log_level``.
+    At DEBUG level in a distributed run every rank writes a file of its own, named as MMEngine
+    names them: ``<stem>_<host>_device<local rank>_rank<rank>.log``."""
+    from runnerx.dist import get_local_rank, get_rank, get_world_size
+
     level = _parse_level(log_level)
     if rank is None:
-        from runnerx.dist import get_rank
-
         rank = get_rank()
     logger.setLevel(level)
     logger.propagate = False
@@ -157,7 +160,13 @@ def _set_up(
         logger.addHandler(console)
     console.setLevel(level if rank == 0 else max(level, logging.WARNING))
 
-    if rank == 0 and log_file is not None:
+    every_rank = level <= logging.DEBUG and get_world_size() > 1
+    if log_file is not None and every_rank:
+        stem, suffix = os.path.splitext(os.fspath(log_file))
+        host = socket.gethostname()
+        log_file = f"{stem}_{host}_device{get_local_rank()}_rank{rank}{suffix}"
+        _set_log_file(logger, os.path.abspath(log_file), level)
+    elif rank == 0 and log_file is not None:
         _set_log_file(logger, os.path.abspath(log_file), level)
     elif rank != 0:
         _remove_file_handlers(logger)

@@ -2,6 +2,7 @@
 draws no progress bar."""
 
 import os
+import socket
 import sys
 
 import pytest
@@ -19,6 +20,10 @@ def run_rank(rank: int, folder: str) -> str:
     logger = get_logger("runnerx_dist_test", log_file=log_file)  # rank from the process group
     logger.info("an info line")
     logger.warning("a warning line")
+    # at DEBUG level every rank keeps a file of its own, as MMEngine's logging docs show
+    debug_file = os.path.join(folder, "debug", "run.log")
+    debug_logger = get_logger("runnerx_dist_debug", log_file=debug_file, log_level="DEBUG")
+    debug_logger.debug(f"a debug line of rank {rank}")
 
     visualizer = Visualizer(
         vis_backends=[dict(type="LocalVisBackend")],
@@ -88,3 +93,13 @@ def test_only_rank0_draws_the_progress_bar(ranks):
     bars = ranks[1]
     assert "2/2" in bars[0]
     assert bars[1] == ""
+
+
+def test_at_debug_level_every_rank_writes_its_own_file_named_as_mmengine_names_it(ranks_folder):
+    # <stem>_<host>_device<LOCAL_RANK, 0 when unset as here>_rank<rank>.log
+    host = socket.gethostname()
+    files = sorted(path.name for path in (ranks_folder / "debug").iterdir())
+    assert files == [f"run_{host}_device0_rank{rank}.log" for rank in (0, 1)]
+    for rank in (0, 1):
+        text = (ranks_folder / "debug" / f"run_{host}_device0_rank{rank}.log").read_text()
+        assert f"DEBUG - a debug line of rank {rank}" in text
