@@ -44,6 +44,9 @@ class BaseVisBackend:
     def add_config(self, config: Any, **kwargs: Any) -> None:
         """Record the run's config."""
 
+    def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
+        """Record an image (H x W x 3 RGB, uint8) at ``step``."""
+
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Record one scalar at ``step`` (by default: ``add_scalars({name: value}, step)``)."""
         self.add_scalars({name: value}, step)
@@ -59,24 +62,28 @@ class BaseVisBackend:
 
 @VISBACKENDS.register_module()
 class LocalVisBackend(BaseVisBackend):
-    """Scalars as JSON lines in ``<save_dir>/scalars.json``; the config as a .py file.
+    """Scalars as JSON lines in ``<save_dir>/scalars.json``; the config as a .py file;
+    images as ``<save_dir>/vis_image/<name>_<step>.png``.
 
     Each line is one ``add_scalars`` call with its step: ``{"lr": 0.01, "loss": 2.3,
     "step": 10}``. Every write is appended and flushed on its own, so a crash loses nothing
-    already logged. Through the Visualizer, ``save_dir`` is ``<log_dir>/vis_data``.
+    already logged. Through the Visualizer, ``save_dir`` is ``<log_dir>/vis_data``. The
+    arguments are MMEngine's, in its order.
     """
 
     def __init__(
         self,
         save_dir: str | os.PathLike,
-        scalar_save_file: str = "scalars.json",
+        img_save_dir: str = "vis_image",
         config_save_file: str = "config.py",
+        scalar_save_file: str = "scalars.json",
     ) -> None:
         super().__init__(save_dir)
         if not scalar_save_file.endswith(".json"):
             raise ValueError(f"scalar_save_file must end with .json, got {scalar_save_file!r}")
         self._scalar_path = os.path.join(self._save_dir, scalar_save_file)
         self._config_path = os.path.join(self._save_dir, config_save_file)
+        self._image_dir = os.path.join(self._save_dir, img_save_dir)
         self._files: dict[str, Any] = {}
 
     @master_only
@@ -85,6 +92,15 @@ class LocalVisBackend(BaseVisBackend):
         os.makedirs(self._save_dir, exist_ok=True)
         with open(self._config_path, "w", encoding="utf-8") as file:
             file.write(_config_text(config))
+
+    @master_only
+    def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
+        """Write ``image`` (H x W x 3 RGB, uint8, as MMEngine takes it; a grey or RGBA image,
+        a float image in [0, 1] and tensors are taken too) to ``vis_image/<name>_<step>.png``."""
+        from .png import image_array, write_png
+
+        array = image_array(image, f"LocalVisBackend.add_image({name!r})")
+        write_png(os.path.join(self._image_dir, f"{name}_{step}.png"), array)
 
     @master_only
     def add_scalars(
@@ -151,6 +167,15 @@ class TensorboardVisBackend(BaseVisBackend):
     def add_config(self, config: Any, **kwargs: Any) -> None:
         """Write the config's text as the text summary 'config'."""
         self.experiment.add_text("config", _config_text(config))
+
+    @master_only
+    def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
+        """Write an image summary (TensorBoard encodes it with Pillow)."""
+        from .png import image_array
+
+        array = image_array(image, f"TensorboardVisBackend.add_image({name!r})")
+        formats = "HW" if array.ndim == 2 else "HWC"
+        self.experiment.add_image(name, array, step, dataformats=formats)
 
     @master_only
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:

@@ -141,6 +141,16 @@ class WandbVisBackend(BaseVisBackend):
         self._started_run().log(dict(scalar_dict), commit=self._commit)
 
     @master_only
+    def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
+        """Log the image as a ``wandb.Image`` under ``name`` (``step`` is not used, as in
+        MMEngine: the run's own step counts)."""
+        from .png import image_array
+
+        run = self._started_run()
+        array = image_array(image, f"WandbVisBackend.add_image({name!r})")
+        run.log({name: self._wandb.Image(array)}, commit=self._commit)
+
+    @master_only
     def close(self) -> None:
         """Finish the run (a later write starts a new one)."""
         if self._run is not None:
@@ -271,6 +281,14 @@ class MLflowVisBackend(BaseVisBackend):
             if number is not None:
                 metrics[name] = number
         self.experiment.log_metrics(metrics, step=step)
+
+    @master_only
+    def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
+        """Log the image as the artifact ``<name>_<step>.png`` (MLflow encodes it with Pillow)."""
+        from .png import image_array
+
+        array = image_array(image, f"MLflowVisBackend.add_image({name!r})")
+        self.experiment.log_image(array, f"{name}_{step}.png")
 
     @master_only
     def close(self) -> None:

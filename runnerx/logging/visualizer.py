@@ -1,4 +1,4 @@
-"""Visualizer: hands a run's scalars and config to every visualization backend.
+"""Visualizer: hands a run's scalars, images and config to every visualization backend.
 
 .. code-block:: python
 
@@ -95,6 +95,13 @@ class Visualizer(ManagerMixin):
             backend.add_config(config, **kwargs)
 
     @master_only
+    def add_image(self, name: str, image: Any, step: int = 0) -> None:
+        """Record an image (H x W x 3 RGB, uint8) at ``step`` in every backend: a PNG file
+        with ``LocalVisBackend``, an image summary with TensorBoard, ..."""
+        for backend in self._vis_backends.values():
+            backend.add_image(name, image, step)
+
+    @master_only
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Record one scalar at ``step`` in every backend."""
         for backend in self._vis_backends.values():
@@ -139,6 +146,40 @@ class Visualizer(ManagerMixin):
             return "", None
         backend = VISBACKENDS.build(spec)
         return name or type(backend).__name__, backend
+
+
+#: MMEngine's image-drawing methods, not ported: calling one says what to do instead
+_DRAWING_API = (
+    "set_image",
+    "get_image",
+    "draw_bboxes",
+    "draw_binary_masks",
+    "draw_circles",
+    "draw_featmap",
+    "draw_lines",
+    "draw_points",
+    "draw_polygons",
+    "draw_texts",
+    "add_datasample",
+    "show",
+)
+
+
+def _not_ported(method: str) -> Any:
+    def refuse(self: Visualizer, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f"Visualizer.{method} belongs to MMEngine's image-drawing API, which runnerx does "
+            "not port: draw on a numpy array (with cv2, PIL or matplotlib) and record it with "
+            "visualizer.add_image(name, image, step)"
+        )
+
+    refuse.__name__ = refuse.__qualname__ = method
+    refuse.__doc__ = f"MMEngine's ``{method}``, not ported: raises NotImplementedError."
+    return refuse
+
+
+for _method in _DRAWING_API:
+    setattr(Visualizer, _method, _not_ported(_method))
 
 
 def _needs_save_dir(backend_type: Any) -> bool:
