@@ -225,3 +225,18 @@ def test_importing_runnerx_logging_imports_neither_wandb_nor_mlflow():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_an_image_is_logged_as_a_wandb_image_file(tmp_path, wandb_home):
+    import numpy as np
+
+    Image = pytest.importorskip("PIL.Image")
+    image = np.random.default_rng(0).integers(0, 256, (6, 4, 3), dtype=np.uint8)
+    backend = WandbVisBackend(tmp_path / "vis", init_kwargs=OFFLINE)
+    backend.add_image("pred", image, step=3)
+    backend.close()
+    (row,) = history_rows(run_records(tmp_path / "vis"))  # nested keys: 'pred/path', ...
+    assert row["pred/_type"] == "image-file" and row["pred/width"] == 4
+    (run_dir,) = (tmp_path / "vis").glob("wandb/offline-run-*")
+    written = np.asarray(Image.open(run_dir / "files" / row["pred/path"]))
+    assert np.array_equal(written, image)
