@@ -13,6 +13,7 @@ from .errors import (
     InheritanceCycleError,
 )
 from .provenance import Explanation, Origin
+from .read_base import read_base
 
 __all__ = [
     "Config",
@@ -31,4 +32,5 @@ __all__ = [
     "config_key_path",
     "import_modules_from_strings",
     "parse_option_value",
+    "read_base",
 ]

@@ -26,6 +26,7 @@ from .loader import load_config_file
 from .merge import merge_into, nest_dotted_keys
 from .pretty import format_config
 from .provenance import Explanation, Override, explain
+from .read_base import unsupported
 
 RESERVED_KEYS = ("filename", "text", "pretty_text", "env_variables")
 _STATE = ("_cfg_dict", "_filename", "_text", "_env_variables", "_source", "_overrides")
@@ -79,10 +80,7 @@ class Config:
         compatibility; :attr:`pretty_text` is always formatted.
         """
         if lazy_import:
-            raise ConfigError(
-                "lazy_import=True (the `with read_base():` config style) is not supported; "
-                "use `_base_ = [...]` inheritance"
-            )
+            raise ConfigError(unsupported("`lazy_import=True` for `with read_base():` configs"))
         loaded = load_config_file(filename, use_predefined_variables, use_environment_variables)
         if import_custom_modules and loaded.cfg.get("custom_imports"):
             imports = loaded.cfg["custom_imports"]

@@ -26,6 +26,7 @@ from .errors import (
 )
 from .external import resolve_base_path
 from .merge import merge_into
+from .read_base import refuse_read_base
 from .templates import fill_base_references, hide_base_references, substitute_file_and_env_vars
 
 BASE_KEY = "_base_"
@@ -106,6 +107,7 @@ class _Loader:
         tree = data = None
         if suffix == ".py":
             tree = parse_python(text, path)
+            refuse_read_base(tree, path)
             base_specs, base_line = _base_specs_in_python(tree, path)
         else:
             data = _load_data(text, suffix, path)

@@ -38,7 +38,7 @@ from runnerx.model.initializers import (
     xavier_init,
 )
 from runnerx.model.test_time_aug import BaseTTAModel
-from runnerx.model.weight_init import initialize, load_pretrained
+from runnerx.model.weight_init import initialize, load_pretrained, update_init_info
 from runnerx.utils import lazy_attributes
 
 #: mmengine.model's names that live elsewhere in runnerx, imported when first asked for
@@ -98,5 +98,6 @@ __all__ = [
     "stack_batch",
     "trunc_normal_init",
     "uniform_init",
+    "update_init_info",
     "xavier_init",
 ]

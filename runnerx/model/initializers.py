@@ -5,19 +5,22 @@ The functions initialise one module now (its ``weight``, and its ``bias`` to ``b
     normal_init(self.conv_cls, std=0.01, bias=bias_init_with_prob(0.01))
     kaiming_init(self.conv, mode='fan_in')
 
-The classes are the ``init_cfg`` entries as objects: ``KaimingInit(layer='Conv2d')(model)``
-does what ``init_cfg=dict(type='Kaiming', layer='Conv2d')`` does (a class given no ``layer``
-initialises nothing, as in MMEngine). Both share :mod:`runnerx.model.weight_init`'s fills.
+The classes are the ``init_cfg`` entries as objects, registered in WEIGHT_INITIALIZERS under
+MMEngine's names: ``KaimingInit(layer='Conv2d')(model)`` does what
+``init_cfg=dict(type='Kaiming', layer='Conv2d')`` does (a class given no ``layer`` initialises
+nothing, as in MMEngine). Both share :mod:`runnerx.model.weight_init`'s fills.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
 from torch import nn
 
-from runnerx.model.weight_init import initialize, load_pretrained, module_initializer
+from runnerx.model.weight_init import WEIGHT_FILLS, load_pretrained, module_initializer
+from runnerx.registry import WEIGHT_INITIALIZERS
 
 
 def _init_module(module: nn.Module, kind: str, bias: float, **fill_args: Any) -> None:
@@ -89,10 +92,20 @@ def bias_init_with_prob(prior_prob: float) -> float:
 
 
 class BaseInit:
-    """An ``init_cfg`` entry as an object: calling it on a model initialises the sub-modules
-    whose class (or a direct base class) is named in ``layer``."""
+    """Base of the ``init_cfg`` initializers: built from an entry of WEIGHT_INITIALIZERS, then
+    called on a module. MMEngine's attributes are set here: ``bias`` (from ``bias`` or
+    ``bias_prob``), ``layer`` (a list of class names) and ``wholemodule`` (True for an
+    ``override``: every sub-module, whatever its class). A custom one, as in MMEngine::
 
-    kind = ""
+        @WEIGHT_INITIALIZERS.register_module(name='Ones')
+        class OnesInit(BaseInit):
+            def __call__(self, module):
+                for sub in module.modules():
+                    if self.applies_to(sub):
+                        nn.init.ones_(sub.weight)
+
+        init_cfg = dict(type='Ones', layer='Conv2d')
+    """
 
     def __init__(
         self,
@@ -100,27 +113,51 @@ class BaseInit:
         bias: float = 0,
         bias_prob: float | None = None,
         layer: str | list[str] | None = None,
-        **fill_args: Any,
     ) -> None:
+        name = type(self).__name__
+        if not isinstance(bias, (int, float)):
+            raise TypeError(f"{name}: bias must be a number, got {bias!r}")
         if bias_prob is not None and not isinstance(bias_prob, float):
-            raise TypeError(f"{type(self).__name__}: bias_prob must be a float, got {bias_prob!r}")
-        self.bias = bias
-        self.bias_prob = bias_prob
+            raise TypeError(f"{name}: bias_prob must be a float, got {bias_prob!r}")
+        if layer is not None and not isinstance(layer, (str, list, tuple)):
+            raise TypeError(f"{name}: layer must be a class name or a list of them, got {layer!r}")
+        self.wholemodule = False
+        self.bias = bias if bias_prob is None else bias_init_with_prob(bias_prob)
         self.layer = [layer] if isinstance(layer, str) else list(layer or [])
-        self.cfg = {"type": self.kind, "bias": bias, "layer": self.layer, **fill_args}
-        if bias_prob is not None:
-            self.cfg["bias_prob"] = bias_prob
-        module_initializer(self.kind, {**fill_args, "bias": bias})  # bad arguments fail now
+
+    def applies_to(self, module: nn.Module) -> bool:
+        """Whether ``module`` is one to initialise: any with ``wholemodule``, else one whose
+        class, or a direct base class, is named in ``layer``."""
+        if self.wholemodule:
+            return True
+        kind = type(module)
+        return not {kind.__name__, *(base.__name__ for base in kind.__bases__)}.isdisjoint(
+            self.layer
+        )
+
+
+class _FillInit(BaseInit):
+    """A built-in initializer: fills the weight of each module it applies to with one of
+    :data:`~runnerx.model.weight_init.WEIGHT_FILLS` (``kind``), and sets its bias."""
+
+    kind = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        common = {key: kwargs.pop(key) for key in ("bias", "bias_prob", "layer") if key in kwargs}
+        super().__init__(**common)
+        self._init_one = module_initializer(self.kind, {**kwargs, "bias": self.bias})
+        arguments = inspect.signature(WEIGHT_FILLS[self.kind]).bind_partial(**kwargs)
+        arguments.apply_defaults()
+        vars(self).update(arguments.arguments)  # MMEngine's attributes: val, std, mode, ...
 
     def __call__(self, module: nn.Module) -> None:
-        initialize(module, self.cfg)
+        # apply() visits children before their parent, the order MMEngine draws weights in
+        module.apply(lambda sub: self._init_one(sub) if self.applies_to(sub) else None)
 
 
-def _initializer_class(kind: str, doc: str, **defaults: Any) -> type[BaseInit]:
-    def __init__(self: BaseInit, **kwargs: Any) -> None:
-        BaseInit.__init__(self, **{**defaults, **kwargs})
-
-    return type(f"{kind}Init", (BaseInit,), {"kind": kind, "__init__": __init__, "__doc__": doc})
+def _initializer_class(kind: str, doc: str) -> type[BaseInit]:
+    cls = type(f"{kind}Init", (_FillInit,), {"kind": kind, "__doc__": doc})
+    return WEIGHT_INITIALIZERS.register_module(name=kind, module=cls)
 
 
 ConstantInit = _initializer_class("Constant", "``init_cfg=dict(type='Constant', val=...)``.")
@@ -134,6 +171,7 @@ KaimingInit = _initializer_class("Kaiming", "``init_cfg=dict(type='Kaiming', mod
 Caffe2XavierInit = _initializer_class("Caffe2Xavier", "``init_cfg=dict(type='Caffe2Xavier')``.")
 
 
+@WEIGHT_INITIALIZERS.register_module(name="Pretrained")
 class PretrainedInit:
     """``init_cfg=dict(type='Pretrained', checkpoint=..., prefix=None, map_location='cpu')``
     as an object: calling it on a model loads the checkpoint's weights into it."""

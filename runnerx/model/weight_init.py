@@ -12,6 +12,12 @@ one named child as a whole, whatever its layers::
     ]
 
 As in MMEngine, an entry with neither ``layer`` nor ``override`` initialises nothing.
+
+The names of ``mmengine.model.weight_init`` are here too (the initializer functions and
+classes come from :mod:`runnerx.model.initializers` when first used), so that model code
+ported from MMEngine keeps its imports::
+
+    from runnerx.model.weight_init import constant_init, trunc_normal_, trunc_normal_init
 """
 
 from __future__ import annotations
@@ -20,16 +26,53 @@ import copy
 import functools
 import inspect
 import logging
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.init import trunc_normal_
 
+from runnerx.registry import WEIGHT_INITIALIZERS, NotRegisteredError
 from runnerx.suggest import close_matches
+from runnerx.utils import lazy_attributes
 
 logger = logging.getLogger(__name__)
+
+#: mmengine.model.weight_init's names that runnerx.model.initializers defines (it imports
+#: this module, so they are looked up when first used)
+_INITIALIZER_NAMES = (
+    "BaseInit",
+    "Caffe2XavierInit",
+    "ConstantInit",
+    "KaimingInit",
+    "NormalInit",
+    "PretrainedInit",
+    "TruncNormalInit",
+    "UniformInit",
+    "XavierInit",
+    "bias_init_with_prob",
+    "caffe2_xavier_init",
+    "constant_init",
+    "kaiming_init",
+    "normal_init",
+    "trunc_normal_init",
+    "uniform_init",
+    "xavier_init",
+)
+__getattr__ = lazy_attributes(
+    __name__, dict.fromkeys(_INITIALIZER_NAMES, "runnerx.model.initializers")
+)
+__all__ = [
+    *_INITIALIZER_NAMES,
+    "WEIGHT_FILLS",
+    "build_initializer",
+    "initialize",
+    "load_pretrained",
+    "module_initializer",
+    "trunc_normal_",
+    "update_init_info",
+]
 
 
 def _fill_normal(weight: torch.Tensor, mean: float = 0, std: float = 1) -> None:
@@ -90,31 +133,56 @@ WEIGHT_FILLS: dict[str, Callable[..., None]] = {
 
 
 def initialize(module: nn.Module, init_cfg: Mapping | list[Mapping]) -> None:
-    """Initialise ``module``'s weights as ``init_cfg`` (a dict or a list of dicts) says."""
+    """Initialise ``module``'s weights as ``init_cfg`` (a dict or a list of dicts) says.
+
+    Each entry is built from WEIGHT_INITIALIZERS (so a registered :class:`BaseInit` subclass
+    is a type as well as the built-in ones) and called on ``module``; then its ``override``
+    entries are built and called on the named children, as a whole.
+    """
     if isinstance(init_cfg, Mapping):
         init_cfg = [init_cfg]
     if not isinstance(init_cfg, (list, tuple)):
         raise TypeError(f"init_cfg must be a dict or a list of dicts, but got {type(init_cfg)}")
     for cfg in init_cfg:
-        cfg = dict(copy.deepcopy(cfg))
-        kind = cfg.pop("type", None)
-        if kind == "Pretrained":
-            load_pretrained(module, **cfg)
-            continue
+        cfg = dict(copy.deepcopy(cfg))  # an init_cfg may be shared by several modules
         override = cfg.pop("override", None)
-        layers = cfg.pop("layer", None) or []
-        init_one = module_initializer(kind, cfg)
-        layers = {layers} if isinstance(layers, str) else set(layers)
-        if layers:
-            for sub in module.modules():
-                names = {type(sub).__name__, *(base.__name__ for base in type(sub).__bases__)}
-                if names & layers:
-                    init_one(sub)
-        for entry in [override] if isinstance(override, Mapping) else override or []:
-            _initialize_override(module, dict(entry), kind, cfg)
+        build_initializer(cfg)(module)
+        if override is not None:
+            cfg.pop("layer", None)
+            for entry in [override] if isinstance(override, Mapping) else override:
+                _initialize_override(module, dict(copy.deepcopy(entry)), cfg)
 
 
-def _initialize_override(module: nn.Module, entry: dict, kind: Any, parent_cfg: dict) -> None:
+def build_initializer(cfg: dict, wholemodule: bool = False) -> Callable[[nn.Module], None]:
+    """The initializer an init_cfg entry names, built from WEIGHT_INITIALIZERS.
+
+    ``wholemodule=True`` (for an ``override``) makes it initialise every sub-module, whatever
+    its ``layer``.
+    """
+    kind = cfg.get("type")
+    if kind is None:
+        raise _unknown_type(kind)
+    try:
+        initializer = WEIGHT_INITIALIZERS.build(cfg)
+    except NotRegisteredError as error:
+        if error.key != kind:  # raised by a build nested in this one
+            raise
+        raise _unknown_type(kind) from None
+    initializer.wholemodule = wholemodule
+    return initializer
+
+
+def _unknown_type(kind: Any) -> ValueError:
+    names = list(WEIGHT_INITIALIZERS.module_dict)
+    close = close_matches(str(kind), names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return ValueError(
+        f"init_cfg type {kind!r} is not one of {names}{hint} (a custom initializer is "
+        "registered with @WEIGHT_INITIALIZERS.register_module())"
+    )
+
+
+def _initialize_override(module: nn.Module, entry: dict, parent_cfg: dict) -> None:
     name = entry.pop("name", None)
     if name is None:
         raise ValueError(f"init_cfg override needs a 'name' key (the child to initialise): {entry}")
@@ -126,24 +194,21 @@ def _initialize_override(module: nn.Module, entry: dict, kind: Any, parent_cfg: 
             f"child module (children: {children})"
         )
     if not entry:  # a bare name: initialise that child like the parent entry
-        entry = dict(parent_cfg, type=kind)
-    init_one = module_initializer(entry.pop("type", None), entry)
-    target.apply(init_one)
-
-
-def module_initializer(kind: Any, cfg: dict) -> Callable[[nn.Module], None]:
-    """A function that initialises one module's ``weight`` and ``bias`` per an init_cfg entry."""
-    if kind not in WEIGHT_FILLS:
-        close = close_matches(str(kind), [*WEIGHT_FILLS, "Pretrained"], n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        entry = dict(parent_cfg)
+    elif "type" not in entry:
         raise ValueError(
-            f"init_cfg type {kind!r} is not one of {[*WEIGHT_FILLS, 'Pretrained']}{hint}"
+            f"init_cfg override {name!r} has {sorted(entry)} but no 'type'; give one, or give "
+            "only the name to initialise that child as the parent entry says"
         )
+    build_initializer(entry, wholemodule=True)(target)
+
+
+def module_initializer(kind: str, cfg: dict) -> Callable[[nn.Module], None]:
+    """A function that initialises one module's ``weight`` with the fill ``kind`` (a key of
+    :data:`WEIGHT_FILLS`) given the arguments in ``cfg``, and its ``bias`` to ``cfg['bias']``;
+    bad arguments fail here, before any module is touched."""
     fill = WEIGHT_FILLS[kind]
     bias = cfg.pop("bias", 0)
-    bias_prob = cfg.pop("bias_prob", None)
-    if bias_prob is not None:  # the bias that makes sigmoid(bias) == bias_prob
-        bias = -math.log((1 - bias_prob) / bias_prob)
     try:
         inspect.signature(fill).bind(None, **cfg)
     except TypeError:
@@ -199,3 +264,22 @@ def _read_checkpoint(checkpoint: str, map_location: Any) -> Mapping:
         return CheckpointLoader.load_checkpoint(checkpoint, map_location)
     except ValueError as error:  # a name no reader takes
         raise ValueError(f"init_cfg Pretrained checkpoint: {error}") from error
+
+
+def update_init_info(module: nn.Module, init_info: str) -> None:
+    """Record ``init_info`` (what an initializer did) for each parameter of ``module`` whose
+    values changed since ``module._params_init_info`` last recorded them: MMEngine's
+    per-parameter initialisation report, for initializers written for MMEngine that call it.
+    runnerx's BaseModule keeps no such report, so nothing in runnerx calls this."""
+    records = getattr(module, "_params_init_info", None)
+    if records is None:
+        raise AttributeError(f"{type(module).__name__} has no _params_init_info to update")
+    for name, param in module.named_parameters():
+        if param not in records:
+            raise ValueError(
+                f"{type(module).__name__}.{name} is a new parameter: an initializer must not "
+                "add or replace parameters"
+            )
+        mean = param.detach().mean().cpu()
+        if records[param]["tmp_mean_value"] != mean:
+            records[param].update(init_info=init_info, tmp_mean_value=mean)

@@ -4,6 +4,11 @@ See docs/registry.md. Importing this package does not import torch.
 """
 
 from runnerx.registry.build import build_from_cfg
+from runnerx.registry.build_functions import (
+    build_model_from_cfg,
+    build_runner_from_cfg,
+    build_scheduler_from_cfg,
+)
 from runnerx.registry.default_scope import DefaultScope, init_default_scope
 from runnerx.registry.errors import NotRegisteredError, RegistryKeyError
 from runnerx.registry.registry import Registry
@@ -13,6 +18,7 @@ from runnerx.registry.root import (
     EVALUATOR,
     FUNCTIONS,
     HOOKS,
+    INFERENCERS,
     LOG_PROCESSORS,
     LOOPS,
     METRICS,
@@ -22,12 +28,16 @@ from runnerx.registry.root import (
     OPTIM_WRAPPERS,
     OPTIMIZERS,
     PARAM_SCHEDULERS,
+    RUNNER_CONSTRUCTORS,
     RUNNERS,
     STRATEGIES,
+    TASK_UTILS,
     TRANSFORMS,
     VISBACKENDS,
     VISUALIZERS,
+    WEIGHT_INITIALIZERS,
 )
+from runnerx.registry.utils import count_registered_modules, traverse_registry_tree
 
 __all__ = [
     "DATASETS",
@@ -35,6 +45,7 @@ __all__ = [
     "EVALUATOR",
     "FUNCTIONS",
     "HOOKS",
+    "INFERENCERS",
     "LOG_PROCESSORS",
     "LOOPS",
     "METRICS",
@@ -45,14 +56,22 @@ __all__ = [
     "OPTIM_WRAPPER_CONSTRUCTORS",
     "PARAM_SCHEDULERS",
     "RUNNERS",
+    "RUNNER_CONSTRUCTORS",
     "STRATEGIES",
+    "TASK_UTILS",
     "TRANSFORMS",
     "VISBACKENDS",
     "VISUALIZERS",
+    "WEIGHT_INITIALIZERS",
     "DefaultScope",
     "NotRegisteredError",
     "Registry",
     "RegistryKeyError",
     "build_from_cfg",
+    "build_model_from_cfg",
+    "build_runner_from_cfg",
+    "build_scheduler_from_cfg",
+    "count_registered_modules",
     "init_default_scope",
+    "traverse_registry_tree",
 ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from runnerx.registry.default_scope import DefaultScope
+from runnerx.registry.scopes import MMENGINE_SCOPE, import_failure
 from runnerx.suggest import close_matches
 
 if TYPE_CHECKING:
@@ -105,17 +107,17 @@ def _quoted_alternatives(words: list[str]) -> str:
 def not_registered_message(key: str, registries: list[Registry], path: str | None) -> str:
     """Say which registries were searched for ``key`` and suggest close names."""
 
-    from runnerx.registry.import_path import import_object
-
     where = "" if path is None else (" (cfg.type)" if path == "" else f" (cfg.{path}.type)")
     searched: list[Registry] = []
     suggestions: list[str] = []
     missing_scopes: list[tuple[Registry, str]] = []
+    looked_up = key
     for registry in registries:
         chain, name, prefix = registry._resolve_chain(key)
         if not chain:
             missing_scopes.append((registry.root, name.split(".", 1)[0]))
             continue
+        looked_up = name
         searched.extend(reg for reg in chain if reg not in searched)
         names = [entry for reg in chain for entry in reg._module_dict]
         for match in close_matches(name, names, n=3):
@@ -130,24 +132,54 @@ def not_registered_message(key: str, registries: list[Registry], path: str | Non
                 f"'{reg.name}' (scope '{reg.scope}')" for reg in rest
             )
         message += "."
+        if key.startswith(MMENGINE_SCOPE + "."):
+            message += (
+                f" ('{MMENGINE_SCOPE}.' names runnerx's root registries, so {key!r} was looked "
+                f"up as {looked_up!r}; runnerx never builds MMEngine's own classes.)"
+            )
     else:
         root, scope = missing_scopes[0]
         scopes = _scopes_under(root)
-        _, why = import_object(key)
         message = (
             f"{key!r}{where} is not registered: it starts with scope {scope!r}, but no registry "
             f"in the tree of {describe(root)} has that scope (scopes there: "
-            f"{', '.join(repr(s) for s in scopes)}), and it is not an importable Python path "
-            f"({why})."
+            f"{', '.join(repr(s) for s in scopes)})"
         )
+        note = _import_failure_note(scope)
+        message += f"; {note}" if note else ""
+        if scope != MMENGINE_SCOPE:  # never imported: see Registry.get
+            from runnerx.registry.import_path import import_object
+
+            message += f", and it is not an importable Python path ({import_object(key)[1]})"
+        message += "."
         close_scopes = close_matches(scope, scopes, n=3)
         if close_scopes:
             message += f" Did you mean scope {_quoted_alternatives(close_scopes)}?"
             return message
+    message += _default_scope_note(registries)
 
     if suggestions:
         return message + f" Did you mean {_quoted_alternatives(suggestions)}?"
     return message + " " + _CUSTOM_IMPORTS_HINT
+
+
+def _import_failure_note(scope: str) -> str:
+    why = import_failure(scope)
+    if why is None:
+        return ""
+    return f"runnerx tried to import '{scope}.registry', as MMEngine does, and got: {why}"
+
+
+def _default_scope_note(registries: list[Registry]) -> str:
+    """A word on the default scope when its package's registry module failed to import."""
+    current = DefaultScope.get_current_instance()
+    scope = None if current is None else current.scope_name
+    if scope is None or any(reg.root._find_scope(scope) is not None for reg in registries):
+        return ""
+    note = _import_failure_note(scope)
+    if not note:
+        return ""
+    return f" The default scope is {scope!r}, but no registry of this tree has that scope: {note}."
 
 
 def _scopes_under(root: Registry) -> list[str]:

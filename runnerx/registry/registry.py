@@ -16,6 +16,7 @@ from runnerx.registry.errors import (
     qualified_name,
     registry_table,
 )
+from runnerx.registry.scopes import MMENGINE_SCOPE, alias_of, import_scope_registry
 
 _REGISTRABLE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
@@ -204,13 +205,14 @@ class Registry:
 
         A plain name is searched here, then in the parent, grandparent, ... A scoped name
         ``'scope.Name'`` is searched in the registry of that scope in this tree (nested scopes
-        ``'a.b.Name'`` work). Failing that, a dotted key is imported as a Python path, so
-        ``'torch.optim.SGD'`` names that class.
+        ``'a.b.Name'`` work; see :meth:`registry_for_scope`). Failing that, a dotted key is
+        imported as a Python path, so ``'torch.optim.SGD'`` names that class; but never one
+        under MMEngine's scope: ``'mmengine.hooks.CheckpointHook'`` is runnerx's entry or None.
         """
         if not isinstance(key, str):
             raise TypeError(f"a registry key must be a str, but got {type(key).__name__}: {key!r}")
         obj = self._lookup(key)
-        if obj is None and "." in key:
+        if obj is None and "." in key and self.split_scope_key(key)[0] != MMENGINE_SCOPE:
             from runnerx.registry.import_path import import_object
 
             obj, _ = import_object(key)
@@ -223,8 +225,21 @@ class Registry:
         return len(self.module_dict)
 
     def registry_for_scope(self, scope: str) -> Registry | None:
-        """The registry with ``scope``: this one, a descendant, or any in the tree; or None."""
-        return self._find_scope(scope) or self.root._find_scope(scope)
+        """The registry with ``scope``: this one, a descendant, or any in the tree; or None.
+
+        A scope not in the tree gets ``<scope>.registry`` imported once, as in MMEngine, and
+        ``'mmengine'`` means runnerx's root scope (see :mod:`runnerx.registry.scopes`).
+        """
+        found = self._in_tree(scope)
+        if found is None and alias_of(scope) is not None:
+            return self._in_tree(alias_of(scope))
+        if found is None and import_scope_registry(scope):
+            found = self._in_tree(scope)
+        return found
+
+    def _in_tree(self, scope: str) -> Registry | None:
+        found = self._find_scope(scope)  # not `or`: an empty registry is falsy (__len__)
+        return found if found is not None else self.root._find_scope(scope)
 
     @staticmethod
     def split_scope_key(key: str) -> tuple[str | None, str]:
@@ -247,6 +262,8 @@ class Registry:
             target = registry.registry_for_scope(scope)
             if target is None:
                 return [], name, prefix
+            if target.scope != scope:  # an alias ('mmengine'): the rest may be a module path
+                rest = rest.rsplit(".", 1)[-1]
             registry, name, prefix = target, rest, f"{prefix}{scope}."
         chain = []
         while registry is not None:

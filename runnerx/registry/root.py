@@ -12,10 +12,16 @@ first time a registry is looked up, so ``import runnerx`` stays cheap (no torch)
 
 from __future__ import annotations
 
+from runnerx.registry.build_functions import (
+    build_model_from_cfg,
+    build_runner_from_cfg,
+    build_scheduler_from_cfg,
+)
 from runnerx.registry.registry import Registry
 
-#: ``model=dict(type=...)``: models (``BaseModel`` subclasses, ``nn.Module``\\ s).
-MODELS = Registry("model", scope="runnerx", locations=["runnerx.model"])
+#: ``model=dict(type=...)``: models (``BaseModel`` subclasses, ``nn.Module``\\ s); a list of
+#: configs builds an ``nn.Sequential``, as in MMEngine.
+MODELS = Registry("model", build_model_from_cfg, scope="runnerx", locations=["runnerx.model"])
 #: ``train_dataloader.dataset``: datasets.
 DATASETS = Registry("dataset", scope="runnerx", locations=["runnerx.data"])
 #: ``train_dataloader.sampler``: samplers.
@@ -32,7 +38,10 @@ OPTIM_WRAPPER_CONSTRUCTORS = Registry(
 )
 #: ``param_scheduler``: learning-rate and momentum schedulers.
 PARAM_SCHEDULERS = Registry(
-    "parameter scheduler", scope="runnerx", locations=["runnerx.optim.scheduler"]
+    "parameter scheduler",
+    build_scheduler_from_cfg,
+    scope="runnerx",
+    locations=["runnerx.optim.scheduler"],
 )
 #: ``default_hooks`` / ``custom_hooks``: hooks.
 HOOKS = Registry("hook", scope="runnerx", locations=["runnerx.hooks"])
@@ -54,5 +63,15 @@ MODEL_WRAPPERS = Registry("model_wrapper", scope="runnerx", locations=["runnerx.
 STRATEGIES = Registry("strategy", scope="runnerx", locations=["runnerx.parallel"])
 #: functions named in configs, e.g. ``collate_fn=dict(type='default_collate')``.
 FUNCTIONS = Registry("function", scope="runnerx", locations=["runnerx.data"])
-#: ``runner_type``: runners.
-RUNNERS = Registry("runner", scope="runnerx", locations=["runnerx.runner"])
+#: ``runner_type``: runners (``RUNNERS.build(cfg)`` builds the one a whole config names).
+RUNNERS = Registry("runner", build_runner_from_cfg, scope="runnerx", locations=["runnerx.runner"])
+#: ``init_cfg=dict(type=...)``: weight initializers (``'Kaiming'``, ``'Pretrained'``, ...).
+WEIGHT_INITIALIZERS = Registry(
+    "weight initializer", scope="runnerx", locations=["runnerx.model.initializers"]
+)
+#: task-specific parts of downstream packages (box coders, assigners, ...); runnerx has none.
+TASK_UTILS = Registry("task util", scope="runnerx")
+#: inferencers of downstream packages; runnerx has none.
+INFERENCERS = Registry("inferencer", scope="runnerx")
+#: runner constructors of downstream packages; runnerx has none.
+RUNNER_CONSTRUCTORS = Registry("runner constructor", scope="runnerx")

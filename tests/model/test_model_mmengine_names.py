@@ -13,8 +13,8 @@ from runnerx.registry import MODEL_WRAPPERS, Registry
 mm = pytest.importorskip("mmengine.model")
 
 #: mmengine.model names runnerx leaves out: FSDP1 and separate-DDP wrappers (runnerx has FSDP2
-#: and per-module DDP through `strategy`), and the per-parameter init report
-LEFT_OUT = {"MMFullyShardedDataParallel", "MMSeparateDistributedDataParallel", "update_init_info"}
+#: and per-module DDP through `strategy`)
+LEFT_OUT = {"MMFullyShardedDataParallel", "MMSeparateDistributedDataParallel"}
 
 
 def test_every_mmengine_model_name_is_there():
