@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,7 +11,7 @@ from torch import nn
 
 from runnerx.optim.checks import check_arguments
 from runnerx.optim.optim_wrapper import OptimWrapper
-from runnerx.optim.paramwise import check_paramwise_cfg, paramwise_groups
+from runnerx.optim.paramwise import ParamwiseRules, check_paramwise_cfg, paramwise_groups
 from runnerx.parallel.unwrap import unwrap
 from runnerx.registry import (
     OPTIM_WRAPPER_CONSTRUCTORS,
@@ -20,6 +21,7 @@ from runnerx.registry import (
     Registry,
 )
 from runnerx.registry.build import _registries_to_search
+from runnerx.utils.misc import is_method_overridden
 
 
 def config_path(cfg: Any, default: str) -> str:
@@ -44,6 +46,21 @@ def resolve_type(registry: Registry, cfg: Mapping[str, Any], where: str) -> Any:
     raise NotRegisteredError(type_value, registries, where)
 
 
+def _check_each_parameter_once(param_groups: list[dict], model: nn.Module) -> None:
+    """Name a parameter that ``param_groups`` hold twice (torch's error names none)."""
+    seen: set[int] = set()
+    for group in param_groups:
+        for param in group["params"]:
+            if id(param) in seen:
+                names = [n for n, p in model.named_parameters(remove_duplicate=False) if p is param]
+                raise ValueError(
+                    f"the parameter {' = '.join(names) or '(not in the model)'} is in two param "
+                    "groups of the optimizer; for shared weights set "
+                    "optim_wrapper.paramwise_cfg.bypass_duplicate=True to optimize it once"
+                )
+            seen.add(id(param))
+
+
 @OPTIM_WRAPPER_CONSTRUCTORS.register_module()
 class DefaultOptimWrapperConstructor:
     """Builds the optimizer over a model's trainable parameters, then the wrapper around it::
@@ -57,7 +74,25 @@ class DefaultOptimWrapperConstructor:
         optim_wrapper = constructor(model)
 
     Without ``paramwise_cfg`` there is one param group of every parameter with
-    ``requires_grad=True``; with it, the rules of :mod:`runnerx.optim.paramwise`.
+    ``requires_grad=True``; with it, the rules of :mod:`runnerx.optim.paramwise`, and
+    parameters with equal settings share a param group.
+
+    Custom constructors subclass it as in MMEngine (layer-wise lr decay is written so): they
+    read their own keys from ``self.paramwise_cfg`` (only this class refuses keys it does not
+    know) and override :meth:`add_params`, which ``__call__`` then calls as
+    ``self.add_params(params, model)`` whenever ``paramwise_cfg`` is set::
+
+        @OPTIM_WRAPPER_CONSTRUCTORS.register_module()
+        class LayerDecayConstructor(DefaultOptimWrapperConstructor):
+            def add_params(self, params, module, prefix='', is_dcn_module=None):
+                rate = self.paramwise_cfg['decay_rate']
+                for name, param in module.named_parameters():
+                    depth = name.count('.')
+                    params.append({'params': [param], 'lr': self.base_lr * rate**depth})
+
+    ``optimizer_cfg``, ``paramwise_cfg``, ``base_lr``, ``base_wd`` and ``optim_wrapper_cfg``
+    (without ``optimizer``) are MMEngine's attributes; ``_validate_cfg`` and ``_is_in`` its
+    helpers.
     """
 
     def __init__(self, optim_wrapper_cfg: Mapping[str, Any], paramwise_cfg: dict | None = None):
@@ -84,7 +119,52 @@ class DefaultOptimWrapperConstructor:
         self.paramwise_cfg = {} if paramwise_cfg is None else paramwise_cfg
         self.base_lr = self.optimizer_cfg.get("lr")
         self.base_wd = self.optimizer_cfg.get("weight_decay")
-        check_paramwise_cfg(self.paramwise_cfg, self.base_lr, self.base_wd)
+        self._validate_cfg()
+
+    def _validate_cfg(self) -> None:
+        """Check ``paramwise_cfg`` against the optimizer config (see
+        :func:`~runnerx.optim.paramwise.check_paramwise_cfg`); a key this class does not know
+        is an error here, and left to the subclass in a subclass."""
+        strict = type(self) is DefaultOptimWrapperConstructor
+        check_paramwise_cfg(self.paramwise_cfg, self.base_lr, self.base_wd, strict=strict)
+
+    def _is_in(self, param_group: Mapping[str, Any], param_group_list: list[dict]) -> bool:
+        """Whether a parameter of ``param_group`` is already in one of ``param_group_list``."""
+        added = {id(param) for group in param_group_list for param in group["params"]}
+        return any(id(param) in added for param in param_group["params"])
+
+    def add_params(
+        self,
+        params: list[dict],
+        module: nn.Module,
+        prefix: str = "",
+        is_dcn_module: bool | float | None = None,
+    ) -> None:
+        """Append one param group per trainable parameter of ``module`` (named ``prefix`` in
+        the model) to ``params``, in ``named_parameters`` order, with the options the
+        ``paramwise_cfg`` rules give it: MMEngine's extension point for subclasses.
+
+        The module's own parameters come first, then each child's through
+        ``self.add_params``, so an override sees every sub-module. ``is_dcn_module`` is
+        MMEngine's flag for mmcv's deformable convolutions, which runnerx has not: unused.
+        """
+        rules = ParamwiseRules(self.paramwise_cfg, self.base_lr, self.base_wd)
+        bypass_duplicate = self.paramwise_cfg.get("bypass_duplicate", False)
+        for name, param in module.named_parameters(recurse=False):
+            full_name = f"{prefix}.{name}" if prefix else name
+            group = {"params": [param]}
+            if bypass_duplicate and self._is_in(group, params):
+                warnings.warn(
+                    f"{full_name!r} is skipped: it is a parameter added already "
+                    "(paramwise_cfg.bypass_duplicate=True)",
+                    stacklevel=2,
+                )
+                continue
+            if param.requires_grad:
+                params.append({**group, **rules.options(module, name, param, full_name)})
+        for child_name, child in module.named_children():
+            child_prefix = f"{prefix}.{child_name}" if prefix else child_name
+            self.add_params(params, child, prefix=child_prefix, is_dcn_module=False)
 
     def __call__(self, model: nn.Module) -> OptimWrapper:
         """Build the optim wrapper for ``model``'s parameters."""
@@ -95,10 +175,14 @@ class DefaultOptimWrapperConstructor:
         check_arguments(optimizer_type, arguments, where, skip=1)
         # the first parameter takes the parameters: 'params' for torch, other names elsewhere
         params_arg = next(iter(inspect.signature(optimizer_type).parameters))
-        if self.paramwise_cfg:
-            params = paramwise_groups(model, self.paramwise_cfg, self.base_lr, self.base_wd)
-        else:
+        if not self.paramwise_cfg:  # as in MMEngine, add_params is not called then
             params = [param for param in model.parameters() if param.requires_grad]
+        elif is_method_overridden("add_params", DefaultOptimWrapperConstructor, self):
+            params = []
+            self.add_params(params, model)
+            _check_each_parameter_once(params, model)
+        else:  # the same settings as add_params gives, in shared groups: faster steps
+            params = paramwise_groups(model, self.paramwise_cfg, self.base_lr, self.base_wd)
         optimizer = OPTIMIZERS.build(
             {**self.optimizer_cfg, "type": optimizer_type, params_arg: params}
         )

@@ -35,18 +35,33 @@ _NORM_TYPES = (
 )
 _DECAY_MULTS = ("norm_decay_mult", "bias_decay_mult", "dwconv_decay_mult", "flat_decay_mult")
 PARAMWISE_KEYS = ("custom_keys", "bias_lr_mult", *_DECAY_MULTS, "bypass_duplicate")
-# accepted for MMEngine configs; it scales mmcv's deformable-conv offsets, which runnerx lacks
-_IGNORED_KEYS = ("dcn_offset_lr_mult",)
+# accepted, as MMEngine accepts them, with a warning that they change nothing: MMEngine's
+# constructor reads none of them (dcn_offset_lr_mult scales mmcv's deformable-conv offsets,
+# which runnerx lacks; lr_mult and decay_mult are read only inside custom_keys)
+_IGNORED_KEYS = {
+    "dcn_offset_lr_mult": "it applies to mmcv's deformable convolutions",
+    "lr_mult": "MMEngine ignores it too; lr_mult works inside custom_keys "
+    "(custom_keys={'backbone': dict(lr_mult=0.1)}), and optimizer.lr sets every lr",
+    "decay_mult": "MMEngine ignores it too; decay_mult works inside custom_keys "
+    "(custom_keys={'backbone': dict(decay_mult=0.0)}), and optimizer.weight_decay sets "
+    "every weight decay",
+}
 
 logger = logging.getLogger(__name__)
 
 
-def check_paramwise_cfg(paramwise_cfg: Any, base_lr: Any, base_wd: Any) -> None:
-    """Raise a clear error for a ``paramwise_cfg`` the rules cannot apply."""
+def check_paramwise_cfg(
+    paramwise_cfg: Any, base_lr: Any, base_wd: Any, strict: bool = True
+) -> None:
+    """Raise a clear error for a ``paramwise_cfg`` the rules cannot apply.
+
+    ``strict=False`` (a custom constructor's config) lets keys these rules do not know pass
+    without a word: they belong to the constructor that reads them.
+    """
     where = "optim_wrapper.paramwise_cfg"
     if not isinstance(paramwise_cfg, Mapping):
         raise TypeError(f"{where} must be a dict, but got {type(paramwise_cfg).__name__}")
-    for key in paramwise_cfg:
+    for key in paramwise_cfg if strict else ():
         if key not in PARAMWISE_KEYS and key not in _IGNORED_KEYS:
             hint = did_you_mean(key, PARAMWISE_KEYS)
             raise ValueError(
@@ -72,20 +87,17 @@ def check_paramwise_cfg(paramwise_cfg: Any, base_lr: Any, base_wd: Any) -> None:
                 f"{where}.{needs[0]} multiplies optim_wrapper.optimizer.{option}, which is not "
                 f"set; give the optimizer config a {option}"
             )
-    for key in _IGNORED_KEYS:
+    for key, why in _IGNORED_KEYS.items() if strict else ():
         if key in paramwise_cfg:
-            warnings.warn(
-                f"{where}.{key} is ignored: it applies to mmcv's deformable convolutions",
-                stacklevel=3,
-            )
+            warnings.warn(f"{where}.{key} is ignored: {why}", stacklevel=4)
 
 
 def paramwise_groups(
     model: nn.Module, paramwise_cfg: Mapping[str, Any], base_lr: Any, base_wd: Any
 ) -> list[dict]:
     """The param groups of ``model``'s trainable parameters under ``paramwise_cfg``'s rules."""
-    custom_keys = paramwise_cfg.get("custom_keys", {})
-    sorted_keys = sorted(sorted(custom_keys), key=len, reverse=True)
+    rules = ParamwiseRules(paramwise_cfg, base_lr, base_wd)
+    custom_keys = rules.custom_keys
     bypass_duplicate = paramwise_cfg.get("bypass_duplicate", False)
     groups: list[tuple[dict, list, list]] = []  # (options, params, names)
     seen: dict[int, str] = {}
@@ -110,12 +122,7 @@ def paramwise_groups(
             seen[id(param)] = full_name
             if not param.requires_grad:
                 continue
-            key = next((key for key in sorted_keys if key in full_name), None)
-            if key is not None:
-                options = _custom_options(custom_keys[key], base_lr, base_wd)
-            else:
-                options = _rule_options(paramwise_cfg, module, name, param.ndim, base_lr, base_wd)
-            _add_to_group(groups, options, param, full_name)
+            _add_to_group(groups, rules.options(module, name, param, full_name), param, full_name)
     unmatched = [key for key in custom_keys if key not in matched]
     if unmatched:
         warnings.warn(
@@ -126,6 +133,26 @@ def paramwise_groups(
     for options, params, names in groups:
         logger.debug("param group %s: %d parameters %s", options, len(params), names)
     return [{"params": params, **options} for options, params, _ in groups]
+
+
+class ParamwiseRules:
+    """``paramwise_cfg``'s rules, ready to give each parameter its param-group options."""
+
+    def __init__(self, paramwise_cfg: Mapping[str, Any], base_lr: Any, base_wd: Any) -> None:
+        self.cfg = paramwise_cfg
+        self.custom_keys = paramwise_cfg.get("custom_keys", {})
+        # tried longest first, ties alphabetically
+        self.sorted_keys = sorted(sorted(self.custom_keys), key=len, reverse=True)
+        self.base_lr = base_lr
+        self.base_wd = base_wd
+
+    def options(self, module: nn.Module, name: str, param: nn.Parameter, full_name: str) -> dict:
+        """The options (``lr``, ``weight_decay``, a custom key's own settings) of ``module``'s
+        parameter ``name``, called ``full_name`` in the model; ``{}`` when no rule applies."""
+        key = next((key for key in self.sorted_keys if key in full_name), None)
+        if key is not None:
+            return _custom_options(self.custom_keys[key], self.base_lr, self.base_wd)
+        return _rule_options(self.cfg, module, name, param.ndim, self.base_lr, self.base_wd)
 
 
 def _custom_options(settings: Mapping[str, Any], base_lr: Any, base_wd: Any) -> dict:
