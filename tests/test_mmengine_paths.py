@@ -85,6 +85,9 @@ _REGISTRY = [
     "Registry",
     "build_from_cfg",
     "init_default_scope",
+    *["INFERENCERS", "RUNNER_CONSTRUCTORS", "TASK_UTILS", "WEIGHT_INITIALIZERS"],
+    *["build_model_from_cfg", "build_runner_from_cfg", "build_scheduler_from_cfg"],
+    *["count_registered_modules", "traverse_registry_tree"],
 ]
 
 #: MMEngine path -> {name: "runnerx module" or "runnerx module:attribute.path"}
@@ -209,10 +212,6 @@ NOT_PORTED: dict[str, set[str]] = {
         ],
         *["copy_if_symlink_fails", "copyfile_from_local", "copyfile_to_local"],
         *["copytree_from_local", "copytree_to_local", "generate_presigned_url"],
-        # registries and registry helpers runnerx.registry lacks
-        *["INFERENCERS", "RUNNER_CONSTRUCTORS", "TASK_UTILS", "WEIGHT_INITIALIZERS"],
-        *["build_model_from_cfg", "build_runner_from_cfg", "build_scheduler_from_cfg"],
-        *["count_registered_modules", "traverse_registry_tree"],
         *["MMLogger", "read_base", "version_info"],
     },
     "mmengine.dataset": set(),
