@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,9 @@ from runnerx.registry.errors import (
     mark_wrapped,
 )
 from runnerx.registry.registry import Registry
+
+#: DEBUG lines say what each config built and from where (``log_level='DEBUG'``)
+_logger = logging.getLogger(__name__)
 
 
 def build_from_cfg(
@@ -51,11 +55,18 @@ def build_from_cfg(
         type_value = args.pop("type")
         obj_type = _resolve_type(type_value, _registries_to_search(registry), cfg)
         try:
-            return obj_type(**args)
+            built = obj_type(**args)
         except Exception as err:
             if is_wrapped(err):
                 raise
             raise _with_context(err, type_value, obj_type, cfg) from err
+    if _logger.isEnabledFor(logging.DEBUG):
+        where = f"{getattr(obj_type, '__module__', '?')}.{getattr(obj_type, '__qualname__', '?')}"
+        _logger.debug(
+            f"built type={type_value!r} from the {registry.name!r} registry "
+            f"(scope {registry.scope!r}): {where}"
+        )
+    return built
 
 
 def _as_mapping(cfg: Any) -> Any:

@@ -113,3 +113,11 @@ def test_efficient_conv_bn_eval_is_named_as_ignored_in_the_log(digits_cfg):
     runner = Runner.from_cfg(digits_cfg)
     log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
     assert "efficient_conv_bn_eval=['backbone'] is MMEngine's; runnerx ignores it" in log
+
+
+def test_log_level_debug_logs_what_each_config_built_and_from_where(digits_cfg):
+    digits_cfg.log_level = "DEBUG"
+    runner = Runner.from_cfg(digits_cfg)
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert "DEBUG - built type='CheckpointHook' from the 'hook' registry" in log
+    assert "runnerx.hooks.checkpoint_hook.CheckpointHook" in log
