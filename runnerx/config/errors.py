@@ -7,6 +7,27 @@ class ConfigError(Exception):
     """A config file cannot be read as written; the message names the file and what to fix."""
 
 
+_RAISED: dict[type, type] = {}
+
+
+def config_raised(message: str, error: Exception) -> ConfigError:
+    """A :class:`ConfigError` with ``message`` about ``error``, which the config's own code
+    raised, that is also of ``error``'s type: ``except TypeError`` around
+    ``Config.fromfile`` still catches the config's TypeError, as with MMEngine."""
+    kind = type(error)
+    if kind not in _RAISED:
+        try:
+            _RAISED[kind] = type(
+                f"Config{kind.__name__}", (ConfigError, kind), {"__str__": Exception.__str__}
+            )
+        except TypeError:  # a type that cannot be subclassed, or whose layout conflicts
+            _RAISED[kind] = ConfigError
+    try:
+        return _RAISED[kind](message)
+    except Exception:  # a type whose constructor wants other arguments
+        return ConfigError(message)
+
+
 class ConfigSyntaxError(SyntaxError):
     """A config file is not valid Python; shown with its file, line and a caret."""
 

@@ -23,6 +23,7 @@ from .errors import (
     ConfigSyntaxError,
     DuplicateBaseKeyError,
     InheritanceCycleError,
+    config_raised,
 )
 from .external import resolve_base_path
 from .merge import merge_into
@@ -198,8 +199,8 @@ def _run_python(tree: ast.Module, path: str, base: dict, uses_base: bool) -> tup
         exec(code, namespace)
     except Exception as error:
         line = _line_in_traceback(error, path)
-        raise ConfigError(
-            f"{path}:{line}: the config raised {type(error).__name__}: {error}"
+        raise config_raised(
+            f"{path}:{line}: the config raised {type(error).__name__}: {error}", error
         ) from error
     cfg = {
         key: value

@@ -173,6 +173,16 @@ def test_error_raised_by_config_code_names_file_and_line():
     with pytest.raises(ConfigError, match=f"{path}:2: .*NameError.*undefined_name") as caught:
         Config.fromfile(path)
     assert isinstance(caught.value.__cause__, NameError)
+    assert isinstance(caught.value, NameError)  # `except NameError` catches it too
+
+
+def test_an_error_of_the_config_code_keeps_its_type_as_in_mmengine(tmp_path):
+    # MMEngine's config.md: editing a `{{_base_.model}}` string raises TypeError
+    path = write(tmp_path, "edit.py", "model = 'ResNet'\nmodel['type'] = 'MobileNet'\n")
+    with pytest.raises(TypeError, match="edit.py:2: the config raised TypeError") as caught:
+        Config.fromfile(path)
+    assert isinstance(caught.value, ConfigError)
+    assert type(caught.value).__name__ == "ConfigTypeError"
 
 
 def test_bad_base_reference_names_what_is_missing():
