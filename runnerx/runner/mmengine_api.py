@@ -152,7 +152,8 @@ class FlexibleRunner:
     launcher, when None, read from the environment) and the Runner's for the rest
     (``env_cfg``, ``default_scope``, ``randomness``: as runnerx's Runner takes MMEngine's
     Runner's). ``strategy`` is a ``STRATEGIES`` dict (MMEngine's names, see
-    :mod:`runnerx.parallel.mmengine_strategies`, or runnerx's); a strategy object is an error.
+    :mod:`runnerx.parallel.mmengine_strategies`, or runnerx's) or a :mod:`runnerx._strategy`
+    object (``FSDPStrategy(...)``), whose wrapping, launcher and randomness the Runner takes.
     ``compile`` takes MMEngine's ``target`` too (see :mod:`runnerx.parallel.compile`). Unlike
     MMEngine's ``FlexibleRunner.from_cfg``, which drops the config's ``compile``, ``from_cfg``
     honours it.
@@ -164,20 +165,26 @@ class FlexibleRunner:
         *,
         work_dir: str = "work_dirs",
         launcher: str | None = None,
-        strategy: Mapping | None = None,
+        strategy: Any = None,
         compile: bool | Mapping = False,
         cfg: Config | dict | None = None,
         **runner_args: Any,
     ) -> Any:
+        from runnerx._strategy import SingleDeviceStrategy
         from runnerx.dist import infer_launcher
 
         from .runner import Runner
 
-        if strategy is not None and not isinstance(strategy, Mapping):
+        if isinstance(strategy, SingleDeviceStrategy):  # DDPStrategy, FSDPStrategy too
+            # the object has set up the process: the Runner takes its launcher and randomness
+            launcher = strategy.launcher if launcher is None else launcher
+            runner_args.setdefault("randomness", strategy.randomness)
+            strategy = strategy.wrapper_cfg()
+        elif strategy is not None and not isinstance(strategy, Mapping):
             raise TypeError(
-                "strategy must be a dict such as dict(type='DDPStrategy') or "
-                f"dict(type='FSDPStrategy', ...); runnerx does not take strategy objects, got "
-                f"{type(strategy).__name__}"
+                "strategy must be a dict such as dict(type='DDPStrategy') or a "
+                "runnerx._strategy object such as FSDPStrategy(...); runnerx does not take "
+                f"strategy objects of other kinds, got {type(strategy).__name__}"
             )
         cfg = _config_with(cfg, strategy=strategy, compile=compile or None)
         launcher = infer_launcher() if launcher is None else launcher
