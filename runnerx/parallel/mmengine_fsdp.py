@@ -92,10 +92,13 @@ def fsdp_options(
     model_wrapper: Mapping | None = None,
     state_dict_cfg: str | Mapping = "local",
     skip_init_weights: bool = False,
+    *,
+    wrapper_key: str = WRAPPER,
 ) -> dict[str, Any]:
     """The options of runnerx's ``dict(type='FSDP', ...)`` that do what FSDPStrategy's
     arguments do for ``model`` (MMEngine's defaults: FULL_SHARD, the root as the only unit,
-    ``state_dict_cfg='local'``, i.e. every rank saves its shards: runnerx's ``'sharded'``)."""
+    ``state_dict_cfg='local'``, i.e. every rank saves its shards: runnerx's ``'sharded'``).
+    ``wrapper_key`` is the config key errors name for ``model_wrapper``."""
     if not isinstance(skip_init_weights, bool):
         raise TypeError(f"strategy.skip_init_weights must be a bool, got {skip_init_weights!r}")
     if skip_init_weights:
@@ -106,33 +109,33 @@ def fsdp_options(
             stacklevel=3,
         )
     options = {"state_dict_type": _state_dict_type(state_dict_cfg)}
-    wrapper = _as_mapping(model_wrapper, WRAPPER)
-    check_keys(wrapper, WRAPPER_KEYS, WRAPPER)
+    wrapper = _as_mapping(model_wrapper, wrapper_key)
+    check_keys(wrapper, WRAPPER_KEYS, wrapper_key)
     for key, hint in REFUSED_WRAPPER_KEYS.items():
         if wrapper.get(key) is not None:
-            raise ValueError(f"{WRAPPER}.{key} has no equivalent in runnerx's FSDP2: {hint}")
+            raise ValueError(f"{wrapper_key}.{key} has no equivalent in runnerx's FSDP2: {hint}")
     kind = wrapper.get("type", WRAPPER_TYPES[0])
     if kind not in WRAPPER_TYPES:
         raise ValueError(
-            f"{WRAPPER}.type={kind!r}: runnerx shards with its own FSDP2 wrapper only "
+            f"{wrapper_key}.type={kind!r}: runnerx shards with its own FSDP2 wrapper only "
             f"(FullyShardedModel); leave type out or set one of {', '.join(WRAPPER_TYPES)}"
         )
-    options.update(_sharding(wrapper.get("sharding_strategy")))
-    _check_accepted_values(wrapper)
+    options.update(_sharding(wrapper.get("sharding_strategy"), wrapper_key))
+    _check_accepted_values(wrapper, wrapper_key)
     policy = wrapper.get("auto_wrap_policy")
     if policy is not None:
-        units = fsdp1_units(model, resolve_function(policy, f"{WRAPPER}.auto_wrap_policy"))
-        _check_not_nested(units)
+        units = fsdp1_units(model, resolve_function(policy, f"{wrapper_key}.auto_wrap_policy"))
+        _check_not_nested(units, wrapper_key)
         if units:
             options["wrap_modules"] = modules_as_classes(
-                model, units, f"{WRAPPER}.auto_wrap_policy", FSDP_INSTEAD
+                model, units, f"{wrapper_key}.auto_wrap_policy", FSDP_INSTEAD
             )
             if wrapper.get("forward_prefetch"):
                 options["prefetch"] = 1  # gather the next block while this one computes
     if wrapper.get("mixed_precision") is not None:
-        options["mixed_precision"] = _mixed_precision(wrapper["mixed_precision"])
+        options["mixed_precision"] = _mixed_precision(wrapper["mixed_precision"], wrapper_key)
     if wrapper.get("cpu_offload") is not None:
-        options["cpu_offload"] = _cpu_offload(wrapper["cpu_offload"])
+        options["cpu_offload"] = _cpu_offload(wrapper["cpu_offload"], wrapper_key)
     return options
 
 
@@ -159,43 +162,43 @@ def checkpointing_options(model: nn.Module, cfg: Mapping | None) -> dict | None:
     return {"modules": modules_as_classes(model, picked, f"{where}.check_fn", instead)}
 
 
-def _sharding(strategy: Any) -> dict[str, Any]:
+def _sharding(strategy: Any, wrapper_key: str) -> dict[str, Any]:
     name = getattr(strategy, "name", strategy) or "FULL_SHARD"  # an enum member or its name
     if name == "NO_SHARD":
         raise ValueError(
-            f"{WRAPPER}.sharding_strategy='NO_SHARD' replicates the model as DDP does: use "
+            f"{wrapper_key}.sharding_strategy='NO_SHARD' replicates the model as DDP does: use "
             "strategy=dict(type='DDPStrategy') (runnerx's DDP) instead"
         )
     if name not in SHARDING_STRATEGIES:
         raise ValueError(
-            f"{WRAPPER}.sharding_strategy={strategy!r} is not valid; expected one of "
+            f"{wrapper_key}.sharding_strategy={strategy!r} is not valid; expected one of "
             f"{', '.join(SHARDING_STRATEGIES)}"
         )
     return dict(SHARDING_STRATEGIES[name])
 
 
-def _check_accepted_values(wrapper: Mapping[str, Any]) -> None:
+def _check_accepted_values(wrapper: Mapping[str, Any], wrapper_key: str) -> None:
     """Options FSDP2 has no switch for: the values it behaves as pass, the others fail."""
     if wrapper.get("use_orig_params", True) is not True:
         raise ValueError(
-            f"{WRAPPER}.use_orig_params=False: FSDP2 keeps every parameter as its own sharded "
+            f"{wrapper_key}.use_orig_params=False: FSDP2 keeps every parameter as its own sharded "
             "tensor (as use_orig_params=True does); remove it"
         )
     prefetch = getattr(wrapper.get("backward_prefetch"), "name", wrapper.get("backward_prefetch"))
     if prefetch not in (None, "BACKWARD_PRE", "BACKWARD_POST"):
         raise ValueError(
-            f"{WRAPPER}.backward_prefetch={prefetch!r} is not valid; expected None, "
+            f"{wrapper_key}.backward_prefetch={prefetch!r} is not valid; expected None, "
             "'BACKWARD_PRE' or 'BACKWARD_POST'"
         )
     if prefetch == "BACKWARD_POST":
         warnings.warn(
-            f"{WRAPPER}.backward_prefetch='BACKWARD_POST': FSDP2 gathers the next block's "
+            f"{wrapper_key}.backward_prefetch='BACKWARD_POST': FSDP2 gathers the next block's "
             "parameters before the current block's gradient computation (BACKWARD_PRE)",
             stacklevel=4,
         )
     if wrapper.get("limit_all_gathers", True) is not True:
         warnings.warn(
-            f"{WRAPPER}.limit_all_gathers=False: FSDP2 has no all-gather rate limiter to turn "
+            f"{wrapper_key}.limit_all_gathers=False: FSDP2 has no all-gather rate limiter to turn "
             "off (it frees gathered parameters through stream order); the option is not used",
             stacklevel=4,
         )
@@ -203,19 +206,19 @@ def _check_accepted_values(wrapper: Mapping[str, Any]) -> None:
     # from the same weights whatever its value
 
 
-def _check_not_nested(units: list[nn.Module]) -> None:
+def _check_not_nested(units: list[nn.Module], wrapper_key: str) -> None:
     inner = {id(sub) for unit in units for sub in unit.modules() if sub is not unit}
     nested = [unit for unit in units if id(unit) in inner]
     if nested:
         raise ValueError(
-            f"{WRAPPER}.auto_wrap_policy wraps {type(nested[0]).__name__} inside another "
+            f"{wrapper_key}.auto_wrap_policy wraps {type(nested[0]).__name__} inside another "
             "wrapped module; runnerx shards blocks that do not contain each other: raise the "
             f"policy's threshold or name the blocks in {FSDP_INSTEAD}"
         )
 
 
-def _mixed_precision(cfg: Any) -> dict[str, Any]:
-    where = f"{WRAPPER}.mixed_precision"
+def _mixed_precision(cfg: Any, wrapper_key: str) -> dict[str, Any]:
+    where = f"{wrapper_key}.mixed_precision"
     cfg = _as_mapping(cfg, where)
     check_keys(cfg, MIXED_PRECISION_KEYS, where)
     if cfg.get("buffer_dtype") is not None:
@@ -247,10 +250,10 @@ def _dtype(value: Any, where: str) -> torch.dtype:
     return dtype
 
 
-def _cpu_offload(value: Any) -> bool:
+def _cpu_offload(value: Any, wrapper_key: str) -> bool:
     offload = getattr(value, "offload_params", value)  # torch's CPUOffload(offload_params=...)
     if not isinstance(offload, bool):
-        raise TypeError(f"{WRAPPER}.cpu_offload must be a bool, got {value!r}")
+        raise TypeError(f"{wrapper_key}.cpu_offload must be a bool, got {value!r}")
     return offload
 
 

@@ -456,6 +456,15 @@ def run_rank(rank, out_dir):
         outcome[f"{name}_native"] = train_rank(
             digits_cfg(work_dir / "native", launcher="pytorch", strategy=native)
         )
+    # MMEngine's Runner way to FSDP: model_wrapper_cfg with FSDP1's options
+    wrapper_cfg = dict(
+        type="MMFullyShardedDataParallel",
+        sharding_strategy="SHARD_GRAD_OP",
+        auto_wrap_policy=dict(type=SIZE_POLICY, min_num_params=50),
+    )
+    outcome["model_wrapper_cfg"] = train_rank(
+        digits_cfg(Path(out_dir) / "wrapper_cfg", launcher="pytorch", model_wrapper_cfg=wrapper_cfg)
+    )
     return outcome
 
 
@@ -493,6 +502,13 @@ def test_flexible_runner_strategies_wrap_and_train_as_their_runnerx_twins(
     )
 
 
+def test_mmengine_fsdp_model_wrapper_cfg_shards_and_trains_as_runnerxs_fsdp(ranks):
+    mmengine_way, native = ranks[0]["model_wrapper_cfg"], ranks[0]["zero2_blocks_native"]
+    assert (mmengine_way["wrapper"], mmengine_way["units"]) == ("FullyShardedModel", 4)
+    for key, value in native["state"].items():
+        assert torch.equal(mmengine_way["state"][key], value), key
+
+
 def test_ddp_strategy_model_wrapper_options_reach_ddp(ranks):
     default, options = ranks[0]["ddp"]["ddp_options"], ranks[0]["ddp_options"]["ddp_options"]
     assert (default[0], options[0]) == (False, True)  # find_unused_parameters
@@ -503,3 +519,11 @@ def test_ddp_strategy_in_one_process_warns_with_its_own_name():
     with pytest.warns(UserWarning, match="strategy 'DDPStrategy' is set but this is not a dist"):
         prepared = prepare_model(language_model(), strategy=dict(type="DDPStrategy"))
     assert type(prepared).__name__ == "CharTransformerLM"
+
+
+def test_mmengine_fsdp_model_wrapper_cfg_errors_name_its_own_key():
+    from runnerx.registry import MODEL_WRAPPERS
+
+    build = MODEL_WRAPPERS.get("MMFullyShardedDataParallel")
+    with pytest.raises(ValueError, match=r"model_wrapper_cfg\.use_orig_params=False"):
+        build(language_model(), use_orig_params=False)
