@@ -127,3 +127,17 @@ def test_base_optim_wrapper_is_the_base_of_every_wrapper():
     counting = CountingWrapper(torch.optim.SGD(model.parameters(), lr=0.1))
     counting.update_params(model(torch.ones(1, 2)).sum())
     assert counting.steps == 1
+
+
+@pytest.mark.parametrize("name", ["lr_scheduler", "momentum_scheduler", "param_scheduler"])
+def test_scheduler_submodule_paths_give_runnerxs_schedulers(name):
+    theirs = importlib.import_module(f"mmengine.optim.scheduler.{name}")
+    ours = importlib.import_module(f"runnerx.optim.scheduler.{name}")
+    scheduler_names = [
+        attribute
+        for attribute, value in vars(theirs).items()
+        if isinstance(value, type) and value.__module__.startswith("mmengine.optim.scheduler")
+    ]
+    assert scheduler_names  # the oracle lists something
+    for attribute in scheduler_names:
+        assert getattr(ours, attribute) is getattr(runnerx.optim.scheduler, attribute), attribute

@@ -15,6 +15,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runnerx.utils import lazy_attributes
+
 #: ``end`` of a scheduler that never stops (MMEngine's value, so state dicts agree).
 INF = int(1e9)
 
@@ -216,3 +218,25 @@ class _ParamScheduler:
         for key, value in state_dict.items():
             if key != "optimizer":
                 setattr(self, key, copy.deepcopy(value))
+
+
+#: MMEngine's ``mmengine.optim.scheduler.param_scheduler`` path also holds the generic
+#: schedulers, which live in their own modules here: loaded from the package on first use
+__getattr__ = lazy_attributes(
+    __name__,
+    dict.fromkeys(
+        (
+            "ConstantParamScheduler",
+            "CosineAnnealingParamScheduler",
+            "CosineRestartParamScheduler",
+            "ExponentialParamScheduler",
+            "LinearParamScheduler",
+            "MultiStepParamScheduler",
+            "OneCycleParamScheduler",
+            "PolyParamScheduler",
+            "ReduceOnPlateauParamScheduler",
+            "StepParamScheduler",
+        ),
+        "runnerx.optim.scheduler",
+    ),
+)

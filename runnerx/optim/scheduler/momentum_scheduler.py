@@ -1,0 +1,46 @@
+"""MMEngine's ``mmengine.optim.scheduler.momentum_scheduler`` path: the momentum schedulers of
+:mod:`runnerx.optim.scheduler` (the same objects), for code that imports them from there."""
+
+from runnerx.optim.scheduler import (
+    ConstantMomentum,
+    ConstantParamScheduler,
+    CosineAnnealingMomentum,
+    CosineAnnealingParamScheduler,
+    CosineRestartMomentum,
+    CosineRestartParamScheduler,
+    ExponentialMomentum,
+    ExponentialParamScheduler,
+    LinearMomentum,
+    LinearParamScheduler,
+    MomentumSchedulerMixin,
+    MultiStepMomentum,
+    MultiStepParamScheduler,
+    PolyMomentum,
+    PolyParamScheduler,
+    ReduceOnPlateauMomentum,
+    ReduceOnPlateauParamScheduler,
+    StepMomentum,
+    StepParamScheduler,
+)
+
+__all__ = [
+    "ConstantMomentum",
+    "ConstantParamScheduler",
+    "CosineAnnealingMomentum",
+    "CosineAnnealingParamScheduler",
+    "CosineRestartMomentum",
+    "CosineRestartParamScheduler",
+    "ExponentialMomentum",
+    "ExponentialParamScheduler",
+    "LinearMomentum",
+    "LinearParamScheduler",
+    "MomentumSchedulerMixin",
+    "MultiStepMomentum",
+    "MultiStepParamScheduler",
+    "PolyMomentum",
+    "PolyParamScheduler",
+    "ReduceOnPlateauMomentum",
+    "ReduceOnPlateauParamScheduler",
+    "StepMomentum",
+    "StepParamScheduler",
+]
