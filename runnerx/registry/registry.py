@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import types
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from runnerx.registry.errors import (
@@ -236,6 +237,22 @@ class Registry:
         if found is None and import_scope_registry(scope):
             found = self._in_tree(scope)
         return found
+
+    @contextlib.contextmanager
+    def switch_scope_and_registry(self, scope: str | None) -> Iterator[Registry]:
+        """MMEngine's: make ``scope`` the default scope inside the block and give the
+        registry of the (new) default scope in this registry's tree, ``<scope>.registry``
+        imported if needed; this registry itself when the tree has none::
+
+            with MODELS.switch_scope_and_registry('mmdet') as registry:
+                model = registry.build(cfg.model)
+        """
+        from runnerx.registry.default_scope import DefaultScope
+
+        with DefaultScope.overwrite_default_scope(scope):
+            current = DefaultScope.get_current_instance()
+            found = None if current is None else self.registry_for_scope(current.scope_name)
+            yield self if found is None else found
 
     def _in_tree(self, scope: str) -> Registry | None:
         found = self._find_scope(scope)  # not `or`: an empty registry is falsy (__len__)

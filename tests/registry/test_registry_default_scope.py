@@ -119,3 +119,15 @@ def test_scope_key_applies_to_nested_builds(tree):
 
     holder = root.build(dict(type="Holder", part=dict(type="Net"), _scope_="dschild"))
     assert type(holder.part) is child_net
+
+
+def test_switch_scope_and_registry_gives_the_scopes_registry_as_in_mmengine():
+    from runnerx.registry import DefaultScope, Registry
+
+    root = Registry("thing", scope="switch_root")
+    child = Registry("thing", parent=root, scope="switch_child")
+    with root.switch_scope_and_registry("switch_child") as registry:
+        assert registry is child
+        assert DefaultScope.get_current_instance().scope_name == "switch_child"
+    with child.switch_scope_and_registry("switch_nowhere") as registry:
+        assert registry is child  # no registry of that scope in the tree
