@@ -119,8 +119,17 @@ def resume_runner(
     if "validated_at" in meta and hasattr(loop, "resume_validation"):
         loop.resume_validation(int(meta["validated_at"]))
     _restore_rng(runner, checkpoint.get("rng_states"))
-    if resume_optimizer and "optimizer" in checkpoint and runner.optim_wrapper is not None:
-        load_optimizer_state_dict(runner.model, runner.optim_wrapper, checkpoint["optimizer"])
+    optim_wrapper = runner.optim_wrapper
+    if resume_optimizer and "optimizer" in checkpoint and optim_wrapper is not None:
+        state = checkpoint["optimizer"]
+        if hasattr(optim_wrapper, "optimizer"):  # one optimizer (not an OptimWrapperDict)
+            from runnerx.optim.mmengine_state import regroup_mmengine_state
+
+            # an MMEngine run's one param group per parameter, matched by parameter name
+            state = regroup_mmengine_state(
+                state, optim_wrapper.param_groups, runner.unwrapped_model
+            )
+        load_optimizer_state_dict(runner.model, optim_wrapper, state)
     if resume_param_scheduler and "param_schedulers" in checkpoint and runner.param_schedulers:
         _load_schedulers(runner.param_schedulers, checkpoint["param_schedulers"])
     if "message_hub" in checkpoint:

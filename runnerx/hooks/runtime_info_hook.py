@@ -19,7 +19,9 @@ class RuntimeInfoHook(Hook):
     """Puts what other components read into ``runner.message_hub`` (one of the default hooks).
 
     Info: the config text, seed, experiment name, 'max_epochs', 'max_iters', and the current
-    'epoch' and 'iter'. Scalars: 'train/lr' (one per optimizer for several), every value the
+    'epoch' and 'iter'. Scalars: 'train/lr' (one per optimizer for several), and before it
+    'train/base_lr' for an optimizer with several param groups (``optim_wrapper.get_lr()``'s
+    keys and first values, as MMEngine logs them), every value the
     model's ``train_step`` returns as 'train/<name>', and the metrics as 'val/<name>' and
     'test/<name>'. Loss tensors are stored as they are; the MessageHub converts them only when
     a line is logged, so no iteration waits for the device. Per iteration, each value costs a
@@ -31,8 +33,9 @@ class RuntimeInfoHook(Hook):
     def __init__(self) -> None:
         self._hub: Any = None  # the hub the recorder writes to
         self._recorder: ScalarRecorder | None = None
-        # (key, an optimizer's param groups, appender), read from the optim wrapper once
-        self._lr_records: list[tuple[str, list, Callable]] | None = None
+        # (key, param groups whose first one's 'lr' is logged, appender), read from the optim
+        # wrapper once: 'train/base_lr' (several param groups) and 'train/lr' of each optimizer
+        self._lr_records: list[tuple[str, Any, Callable]] | None = None
         self._output_records: dict[str, tuple[str, Callable]] = {}  # 'loss' -> key, appender
 
     def _bind(self, hub: Any) -> None:
@@ -69,7 +72,8 @@ class RuntimeInfoHook(Hook):
         runner.message_hub.update_info("epoch", runner.epoch)
 
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
-        """Keep 'iter' current and record the learning rate of each optimizer's first group."""
+        """Keep 'iter' current and record the learning rate of each optimizer's first group
+        (and its base_lr, see :meth:`~runnerx.optim.OptimWrapper.base_lr_source`)."""
         hub = runner.message_hub
         if hub is not self._hub:
             self._bind(hub)
@@ -78,7 +82,7 @@ class RuntimeInfoHook(Hook):
         if records is None:
             append = self._recorder.appender  # type: ignore[union-attr]
             records = self._lr_records = [
-                (key, groups, append(key)) for key, groups in _first_param_groups(runner)
+                (key, groups, append(key)) for key, groups in _lr_sources(runner)
             ]
         for key, param_groups, append in records:
             lr = param_groups[0]["lr"]
@@ -116,15 +120,37 @@ class RuntimeInfoHook(Hook):
         _record_metrics(runner.message_hub, "test", metrics)
 
 
-def _first_param_groups(runner: Any) -> list[tuple[str, list]]:
-    """Where each optimizer's learning rate is read from, once: 'train/lr' for one optimizer,
-    'train/<name>.lr' for each of an OptimWrapperDict (the keys ``get_lr()`` names)."""
+def _lr_sources(runner: Any) -> list[tuple[str, Any]]:
+    """Where the learning rates are read from (``groups[0]['lr']``), once, under the keys
+    ``get_lr()`` names: 'train/lr' for one optimizer, 'train/<name>.lr' for each of an
+    OptimWrapperDict, each after its 'base_lr' when it has several param groups (so the hub
+    lists and logs base_lr first, as MMEngine does)."""
     optim_wrapper = runner.optim_wrapper
     if hasattr(optim_wrapper, "items"):
-        return [
-            (f"train/{name}.lr", wrapper.param_groups) for name, wrapper in optim_wrapper.items()
-        ]
-    return [("train/lr", optim_wrapper.param_groups)]
+        named = [(f"train/{name}.", wrapper) for name, wrapper in optim_wrapper.items()]
+    else:
+        named = [("train/", optim_wrapper)]
+    sources = []
+    for prefix, wrapper in named:
+        base = getattr(wrapper, "base_lr_source", lambda: None)()
+        if base is not None:
+            group, factor = wrapper.param_groups[base[0]], base[1]
+            sources.append(
+                (f"{prefix}base_lr", [group] if factor == 1.0 else _Scaled(group, factor))
+            )
+        sources.append((f"{prefix}lr", wrapper.param_groups))
+    return sources
+
+
+class _Scaled:
+    """Stands in for a record's param groups when the lr to log is a group's lr times
+    ``factor`` (base_lr when every group has a multiplier): ``self[0]['lr']`` gives it."""
+
+    def __init__(self, group: dict, factor: float) -> None:
+        self.group, self.factor = group, factor
+
+    def __getitem__(self, key: Any) -> Any:
+        return self if key == 0 else self.group[key] * self.factor
 
 
 def _record_metrics(hub: Any, mode: str, metrics: dict | None) -> None:

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from runnerx.optim.grad_clip import build_grad_clip
+from runnerx.optim.mmengine_state import regroup_mmengine_state
 from runnerx.registry import OPTIM_WRAPPERS
 
 _NO_CONTEXT = nullcontext()  # reusable: entering it does nothing
@@ -36,6 +37,22 @@ def _check_accumulative_counts(value: Any) -> int:
             f"{value!r}"
         )
     return value
+
+
+def _log_epoch_end_windows(counts: int, epoch_length: int) -> None:
+    """Say (once, as training starts) that each epoch ends with a shorter window, and why."""
+    from runnerx.logging import print_log
+
+    last = epoch_length % counts
+    print_log(
+        f"optim_wrapper.accumulative_counts={counts} does not divide the {epoch_length} "
+        "iterations of an epoch: accumulation windows restart at every epoch, so each epoch "
+        f"ends with a window of {last} iteration(s) (its loss divided by {last}, not {counts}) "
+        "and an optimizer step. This keeps a checkpoint saved at an epoch end exact to resume; "
+        "MMEngine's windows run across epochs, so this config's updates differ from MMEngine's "
+        f"(choose accumulative_counts dividing {epoch_length} to train the same)",
+        logger="current",
+    )
 
 
 @OPTIM_WRAPPERS.register_module()
@@ -91,6 +108,7 @@ class OptimWrapper:
                 for name in ("scale_loss", "should_update", "backward", "step", "zero_grad")
             )
         )
+        self._base_lr_source = _find_base_lr_source(optimizer)
         self._clip_params: list[torch.Tensor] = []
         self.message_hub = None
         if self._clip_fn is not None:
@@ -177,7 +195,9 @@ class OptimWrapper:
 
         ``init_counts`` is the number of iterations already done (non-zero on resume),
         ``max_counts`` the total; with ``epoch_length`` (iterations per epoch) windows
-        restart at every epoch boundary. The train loop calls this before training.
+        restart at every epoch boundary, which is logged (INFO) when ``epoch_length`` is not
+        a multiple of ``accumulative_counts``: MMEngine's windows run across epochs, so its
+        updates differ then. The train loop calls this before training.
         """
         for name, value in (("init_counts", init_counts), ("max_counts", max_counts)):
             if not isinstance(value, int) or value < 0:
@@ -189,6 +209,8 @@ class OptimWrapper:
         self._epoch_length = epoch_length
         if self._accumulative_counts == 1:
             return
+        if epoch_length is not None and epoch_length % self._accumulative_counts:
+            _log_epoch_end_windows(self._accumulative_counts, epoch_length)
         if init_counts < max_counts and self._window(init_counts)[0] != init_counts:
             warnings.warn(
                 f"training resumes at iteration {init_counts}, inside a gradient accumulation "
@@ -254,8 +276,28 @@ class OptimWrapper:
         return self.optimizer.defaults
 
     def get_lr(self) -> dict[str, list[float]]:
-        """``{'lr': [lr of each param group]}``."""
-        return {"lr": [group["lr"] for group in self.optimizer.param_groups]}
+        """``{'lr': [lr of each param group]}``, after ``'base_lr': [lr]`` when there are
+        several param groups (as MMEngine): the scheduled value of ``optimizer.lr``, which
+        ``lr`` does not show when the first group has a multiplier (see :meth:`base_lr_source`).
+        """
+        lrs = [group["lr"] for group in self.optimizer.param_groups]
+        if self._base_lr_source is None:
+            return {"lr": lrs}
+        index, factor = self._base_lr_source
+        return {"base_lr": [lrs[index] * factor], "lr": lrs}
+
+    def base_lr_source(self) -> tuple[int, float] | None:
+        """Where ``'base_lr'`` comes from: ``(i, factor)``, base_lr being
+        ``param_groups[i]['lr'] * factor``; None with one param group (no base_lr then).
+
+        ``i`` is the first group that started at ``optimizer.lr`` (no lr multiplier) and
+        ``factor`` is 1.0: schedulers move it as MMEngine's extra base group, so the values
+        are MMEngine's. When every group has a multiplier, ``i`` is the first group and
+        ``factor`` undoes its multiplier: exact for schedules that scale the lr (step,
+        multi-step, linear, exponential, ``eta_min_ratio`` cosine), close for those that
+        move it towards a fixed ``eta_min``.
+        """
+        return self._base_lr_source
 
     def get_momentum(self) -> dict[str, list[float]]:
         """``{'momentum': [...]}``: each group's momentum, or ``betas[0]`` (Adam), else 0."""
@@ -274,11 +316,35 @@ class OptimWrapper:
         return self.optimizer.state_dict()
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Load a state dict made by :meth:`state_dict`."""
-        self.optimizer.load_state_dict(state_dict)
+        """Load a state dict made by :meth:`state_dict`, or by MMEngine's OptimWrapper.
+
+        MMEngine's ``base_param_settings`` is left out (``base_lr`` is read from the param
+        groups here). With ``paramwise_cfg`` MMEngine makes one param group per parameter
+        (``named_parameters`` order) where runnerx shares a group between parameters with
+        equal settings; such a state dict is regrouped: each parameter's state moves to its
+        place here, after checking that its saved settings (``lr``, ``weight_decay``, ...,
+        compared at their values before scheduling) are those of the group it joins. Without
+        the model, parameters are told apart by their settings and their order in each group;
+        the Runner's resume matches them by name first (see
+        :func:`~runnerx.optim.mmengine_state.regroup_mmengine_state`).
+        """
+        state = {key: value for key, value in state_dict.items() if key != "base_param_settings"}
+        self.optimizer.load_state_dict(regroup_mmengine_state(state, self.optimizer.param_groups))
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(accumulative_counts={self._accumulative_counts}, "
             f"clip_grad={self._clip_grad_cfg!r})\noptimizer: {self.optimizer!r}"
         )
+
+
+def _find_base_lr_source(optimizer: torch.optim.Optimizer) -> tuple[int, float] | None:
+    """See :meth:`OptimWrapper.base_lr_source`; read once, before any scheduler runs."""
+    groups = optimizer.param_groups
+    base = optimizer.defaults.get("lr")
+    if len(groups) < 2 or isinstance(base, bool) or not isinstance(base, (int, float)):
+        return None
+    starts = [float(group.get("initial_lr", group["lr"])) for group in groups]
+    if base in starts:
+        return starts.index(base), 1.0
+    return next(((i, base / start) for i, start in enumerate(starts) if start), None)

@@ -254,7 +254,7 @@ def test_lr_momentum_and_state_dict():
         momentum=0.9,
     )
     wrapper = OptimWrapper(optimizer)
-    assert wrapper.get_lr() == {"lr": [0.5, 0.1]}
+    assert wrapper.get_lr() == {"base_lr": [0.1], "lr": [0.5, 0.1]}  # mmengine-lite's
     assert wrapper.get_momentum() == {"momentum": [0.9, 0.9]}
     assert wrapper.param_groups is optimizer.param_groups
     assert wrapper.defaults["lr"] == 0.1
@@ -272,7 +272,7 @@ def test_lr_momentum_and_state_dict():
         )
     )
     other.load_state_dict(state)
-    assert other.get_lr() == {"lr": [0.5, 0.1]}
+    assert other.get_lr()["lr"] == [0.5, 0.1]
     assert len(other.optimizer.state) == len(optimizer.state)
 
 

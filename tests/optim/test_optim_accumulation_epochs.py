@@ -1,0 +1,49 @@
+"""Accumulation windows restart at every epoch (runnerx's choice, for exact resume from
+epoch-end checkpoints); where that makes an epoch end with a shorter window than MMEngine
+would, the run's log says so once, as training starts."""
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from runnerx.model import BaseModel
+from runnerx.runner import Runner
+from tests.checkpoint.tiny_data import loader
+from tests.optim import oracle_net
+
+MESSAGE = "does not divide the 4 iterations of an epoch"
+# these runs accumulate over a model with batch norm, which is warned about; not the point here
+pytestmark = pytest.mark.filterwarnings("ignore:the model has BatchNorm layers")
+
+
+def train_log(tmp_path, accumulative_counts: int) -> str:
+    """The log of a 2-epoch run (4 iterations per epoch) with ``accumulative_counts``."""
+    runner = Runner(
+        model=oracle_net.model_class(BaseModel)(),
+        work_dir=str(tmp_path),
+        train_dataloader=loader(shuffle=False),
+        train_cfg={"by_epoch": True, "max_epochs": 2},
+        optim_wrapper={
+            "optimizer": {"type": "SGD", "lr": 0.1},
+            "accumulative_counts": accumulative_counts,
+        },
+        default_hooks={"logger": {"type": "LoggerHook", "interval": 100}, "checkpoint": None},
+        experiment_name=f"accumulation_{uuid.uuid4().hex}",
+    )
+    runner.train()
+    return Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+
+
+def test_an_epoch_length_that_is_no_multiple_of_the_window_is_logged_once(tmp_path):
+    log = train_log(tmp_path, accumulative_counts=3)
+    assert log.count(MESSAGE) == 1
+    line = next(line for line in log.splitlines() if MESSAGE in line)
+    assert " - INFO - optim_wrapper.accumulative_counts=3 " in line
+    assert "ends with a window of 1 iteration(s) (its loss divided by 1, not 3)" in line
+    assert "MMEngine's windows run across epochs" in line
+
+
+@pytest.mark.parametrize("accumulative_counts", [1, 2, 4])
+def test_windows_that_fit_the_epoch_are_not_logged(tmp_path, accumulative_counts):
+    assert MESSAGE not in train_log(tmp_path, accumulative_counts)
