@@ -18,9 +18,9 @@ from torch import nn
 
 from runnerx.checkpoint import load_model_weights
 from runnerx.checkpoint.runner_state import (
-    _load_schedulers,
-    _map_schedulers,
     find_latest_checkpoint,
+    load_scheduler_states,
+    map_schedulers,
 )
 from runnerx.dist import (
     broadcast_object,
@@ -208,7 +208,7 @@ class BaseStrategy(metaclass=ABCMeta):
 
     def scheduler_state_dict(self) -> list | dict:
         """The schedulers' state dicts, in the layout of ``param_schedulers``."""
-        return _map_schedulers(self.param_schedulers, lambda scheduler: scheduler.state_dict())
+        return map_schedulers(self.param_schedulers, lambda scheduler: scheduler.state_dict())
 
     def load_model_state_dict(
         self,
@@ -230,7 +230,7 @@ class BaseStrategy(metaclass=ABCMeta):
 
     def load_scheduler_state_dict(self, state_dict: list | dict) -> None:
         """Load what :meth:`scheduler_state_dict` returned."""
-        _load_schedulers(self.param_schedulers, state_dict)
+        load_scheduler_states(self.param_schedulers, state_dict)
 
     def load_or_resume(self, *, load_from: str | None = None, resume: bool | str = False) -> Any:
         """``resume='path'``: resume from it; ``resume=True``: from ``load_from``, else from

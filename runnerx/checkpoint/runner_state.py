@@ -68,7 +68,7 @@ def runner_checkpoint(
     checkpoint["dataloader"] = loop.data_position(full_meta["iter"])
     checkpoint["rng_states"] = all_gather_object(capture_rng_state())
     if save_param_scheduler and runner.param_schedulers:
-        checkpoint["param_schedulers"] = _map_schedulers(
+        checkpoint["param_schedulers"] = map_schedulers(
             runner.param_schedulers, lambda s: s.state_dict()
         )
     return checkpoint
@@ -131,7 +131,7 @@ def resume_runner(
             )
         load_optimizer_state_dict(runner.model, optim_wrapper, state)
     if resume_param_scheduler and "param_schedulers" in checkpoint and runner.param_schedulers:
-        _load_schedulers(runner.param_schedulers, checkpoint["param_schedulers"])
+        load_scheduler_states(runner.param_schedulers, checkpoint["param_schedulers"])
     if "message_hub" in checkpoint:
         runner.message_hub.load_state_dict(convert_mmengine_message_hub(checkpoint["message_hub"]))
     runner.logger.info(f"resumed from {path} at epoch {loop.epoch}, iter {loop.iter}")
@@ -212,13 +212,16 @@ def _restore_rng(runner: Any, states: list | None) -> None:
     restore_rng_state(states[runner.rank] if len(states) == runner.world_size else states[0])
 
 
-def _map_schedulers(schedulers: Any, function: Any) -> Any:
+def map_schedulers(schedulers: Any, function: Any) -> Any:
+    """``function`` of each scheduler, in the shape ``schedulers`` has: a list, or a dict of
+    lists (one per optimizer of an OptimWrapperDict)."""
     if isinstance(schedulers, dict):
         return {name: [function(s) for s in group] for name, group in schedulers.items()}
     return [function(s) for s in schedulers]
 
 
-def _load_schedulers(schedulers: Any, states: Any) -> None:
+def load_scheduler_states(schedulers: Any, states: Any) -> None:
+    """Load the states :func:`map_schedulers` saved into ``schedulers`` (the same shape)."""
     if isinstance(schedulers, dict):
         for name, group in schedulers.items():
             for scheduler, state in zip(group, states[name]):
