@@ -25,6 +25,12 @@ from runnerx.registry import RUNNERS
 
 from .loops import TestLoop, ValLoop, build_eval_loop, build_train_loop
 
+#: config keys MMEngine's Runner reads that runnerx does not apply, and what that means
+_NOT_APPLIED = {
+    "efficient_conv_bn_eval": "convolutions and frozen batch norms in eval mode are not fused, "
+    "so they keep their usual memory use",
+}
+
 
 class MMEngineRunnerAPI:
     """Mixed into :class:`~runnerx.runner.Runner` (see the module docstring)."""
@@ -127,6 +133,32 @@ class MMEngineRunnerAPI:
         """Add hooks (objects or config dicts), each at its priority."""
         for hook in hooks:
             self.register_hook(hook)
+
+    def _record_config(self) -> None:
+        """Log the config and hand it to the visualizer, as MMEngine does when its Runner is
+        built, and name the MMEngine keys runnerx does not apply. ``cfg_text`` keeps the text
+        for the dumped file and checkpoints."""
+        self.cfg_text = self._config_text()
+        if self.cfg_text:
+            self.logger.info(f"Config:\n{self.cfg_text}")
+            self.visualizer.add_config(self.cfg)
+        for key, effect in _NOT_APPLIED.items():
+            if self.cfg.get(key):
+                self.logger.warning(
+                    f"{key}={self.cfg[key]!r} is MMEngine's; runnerx ignores it: {effect}"
+                )
+
+    def _config_text(self) -> str | None:
+        """The config as Python; None when it is empty or holds values that cannot be written
+        as Python (a ``functools.partial`` given to a Runner built from arguments, say), which
+        is said in the log."""
+        if not self.cfg:
+            return None
+        try:
+            return self.cfg.pretty_text
+        except TypeError as err:
+            self.logger.info(f"The config is not logged or saved as a file: {err}")
+            return None
 
     def dump_config(self) -> None:
         """Write the config into ``work_dir`` (rank 0), as MMEngine does: under the config

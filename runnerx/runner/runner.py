@@ -41,12 +41,6 @@ from .environment import (
 from .loops import EpochBasedTrainLoop
 from .mmengine_api import MMEngineRunnerAPI
 
-#: config keys MMEngine's Runner reads that runnerx does not apply, and what that means
-_NOT_APPLIED = {
-    "efficient_conv_bn_eval": "convolutions and frozen batch norms in eval mode are not fused, "
-    "so they keep their usual memory use",
-}
-
 
 @RUNNERS.register_module()
 class Runner(MMEngineRunnerAPI):
@@ -194,27 +188,7 @@ class Runner(MMEngineRunnerAPI):
         self.logger.info(
             f"Environment:\n{summary}\n    seed: {self.seed}\n    world size: {self.world_size}\n"
         )
-        self.cfg_text = self._config_text()
-        if self.cfg_text:
-            self.logger.info(f"Config:\n{self.cfg_text}")
-            self.visualizer.add_config(self.cfg)
-        for key, effect in _NOT_APPLIED.items():
-            if self.cfg.get(key):
-                self.logger.warning(
-                    f"{key}={self.cfg[key]!r} is MMEngine's; runnerx ignores it: {effect}"
-                )
-
-    def _config_text(self) -> str | None:
-        """The config as Python (for the log, the dumped file and checkpoints); None when it
-        is empty or holds values that cannot be written as Python (a ``functools.partial``
-        given to a Runner built from arguments, say), which is said in the log."""
-        if not self.cfg:
-            return None
-        try:
-            return self.cfg.pretty_text
-        except TypeError as err:
-            self.logger.info(f"The config is not logged or saved as a file: {err}")
-            return None
+        self._record_config()
 
     def _build_model(self, model: nn.Module | dict, data_preprocessor: Any, env_cfg: dict) -> Any:
         """Build the model, initialise its weights (unless they will be loaded), then prepare
