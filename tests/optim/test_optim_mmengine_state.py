@@ -69,6 +69,27 @@ def test_an_mmengine_paramwise_state_dict_continues_training_as_in_mmengine():
         torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12, msg=name)
 
 
+def test_an_mmengine_state_with_frozen_parameters_and_no_paramwise_cfg_continues_as_there():
+    # without paramwise_cfg MMEngine's one group holds every parameter, frozen ones too (a
+    # backbone's frozen_stages); runnerx's holds the trainable ones
+    model = interleaved_net()
+    model[0].requires_grad_(False)
+    cfg = dict(optimizer=dict(type="AdamW", lr=0.01, weight_decay=0.05))
+    mm_wrapper = mmengine_optim.build_optim_wrapper(model, copy.deepcopy(cfg))
+    train(model, mm_wrapper, steps=3, seed=1)
+    state = copy.deepcopy(mm_wrapper.state_dict())
+    assert len(state["param_groups"][0]["params"]) == len(list(model.parameters()))
+
+    ours = copy.deepcopy(model)
+    wrapper = build_optim_wrapper(ours, cfg)
+    regrouped = regroup_mmengine_state(state, wrapper.param_groups, ours)
+    wrapper.load_state_dict(regrouped)
+    train(model, mm_wrapper, steps=3, seed=2)
+    train(ours, wrapper, steps=3, seed=2)
+    for (name, got), expected in zip(ours.named_parameters(), model.parameters(), strict=True):
+        torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12, msg=name)
+
+
 def test_a_paramwise_cfg_changed_since_the_mmengine_run_is_an_error_naming_the_setting():
     # MMEngine's run decayed the norms; this config does not
     state = mmengine_state(
@@ -134,3 +155,35 @@ def test_resuming_an_mmengine_run_with_another_paramwise_cfg_names_the_parameter
     runner = resuming_runner(tmp_path, checkpoint, other)
     with pytest.raises(ValueError, match=r"'backbone\.1\.weight'.*weight_decay=0\.0 in the check"):
         runner.train()
+
+
+def test_schedulers_resumed_from_mmengine_paramwise_state_give_mmengines_lrs():
+    # MMEngine's scheduler state holds one start value per parameter; a cosine towards
+    # eta_min_ratio reads them, so each shared group here must take its own parameters' value
+    from mmengine.optim.scheduler import CosineAnnealingLR as MMEngineCosine
+
+    from runnerx.optim.scheduler import CosineAnnealingLR
+
+    model = interleaved_net()
+    mm_wrapper = mmengine_optim.build_optim_wrapper(model, copy.deepcopy(PARAMWISE))
+    schedule = dict(T_max=10, eta_min_ratio=0.1, by_epoch=False)
+    mm_scheduler = MMEngineCosine(mm_wrapper, **schedule)
+    for _ in range(3):
+        train(model, mm_wrapper, steps=1, seed=1)
+        mm_scheduler.step()
+    states = copy.deepcopy((mm_wrapper.state_dict(), mm_scheduler.state_dict()))
+
+    ours = copy.deepcopy(model)
+    wrapper = build_optim_wrapper(ours, PARAMWISE)
+    scheduler = CosineAnnealingLR(wrapper, **schedule)
+    wrapper.load_state_dict(states[0])  # the optimizer first, as a resume does
+    scheduler.load_state_dict(states[1])
+    group_of = {id(p): g for g in wrapper.param_groups for p in g["params"]}
+    mm_group_of = {id(p): g for g in mm_wrapper.param_groups for p in g["params"]}
+    for _ in range(3):
+        mm_scheduler.step()
+        scheduler.step()
+        for ours_param, theirs in zip(ours.parameters(), model.parameters(), strict=True):
+            assert group_of[id(ours_param)]["lr"] == pytest.approx(
+                mm_group_of[id(theirs)]["lr"], rel=1e-12
+            )

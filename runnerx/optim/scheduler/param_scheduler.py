@@ -214,10 +214,18 @@ class _ParamScheduler:
         }
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Continue from a ``state_dict()`` (also reads the state dicts MMEngine writes)."""
+        """Continue from a ``state_dict()`` (also reads the state dicts MMEngine writes).
+
+        An MMEngine run with ``paramwise_cfg`` saved one start value per parameter
+        (``base_values``), where runnerx shares param groups: the start values are then read
+        from the groups, which the optimizer's state, loaded first, gave them."""
         for key, value in state_dict.items():
             if key != "optimizer":
                 setattr(self, key, copy.deepcopy(value))
+        groups = self.optimizer.param_groups
+        initial = f"initial_{self.param_name}"
+        if len(self.base_values) != len(groups) and all(initial in group for group in groups):
+            self.base_values = [group[initial] for group in groups]
 
 
 #: MMEngine's ``mmengine.optim.scheduler.param_scheduler`` path also holds the generic
