@@ -41,7 +41,7 @@ _MMENGINE_NAMES = {
         "remove",
         "rmtree",
     ),
-    "runnerx.logging": ("HistoryBuffer", "MessageHub", "print_log"),
+    "runnerx.logging": ("HistoryBuffer", "MMLogger", "MessageHub", "print_log"),
     "runnerx.utils": tuple(_utils.__all__),
 }
 _MODULE_OF = {name: module for module, names in _MMENGINE_NAMES.items() for name in names}

@@ -61,6 +61,7 @@ _FILEIO = [
     "remove",
     "rmtree",
 ]
+_LOGGING = ["HistoryBuffer", "MMLogger", "MessageHub", "print_log"]
 _REGISTRY = [
     "DATASETS",
     "DATA_SAMPLERS",
@@ -95,7 +96,7 @@ COVERED: dict[str, dict[str, str]] = {
     "mmengine": {
         **dict.fromkeys(("Config", "ConfigDict", "DictAction"), "runnerx.config"),
         **dict.fromkeys(_FILEIO, "runnerx.fileio"),
-        **dict.fromkeys(("HistoryBuffer", "MessageHub", "print_log"), "runnerx.logging"),
+        **dict.fromkeys(_LOGGING, "runnerx.logging"),
         **dict.fromkeys(_REGISTRY, "runnerx.registry"),
         # every name of mmengine.utils (the list comes from the oracle, see _covered)
         **dict.fromkeys(importlib.import_module("mmengine.utils").__all__, "runnerx.utils"),
@@ -212,7 +213,7 @@ NOT_PORTED: dict[str, set[str]] = {
         ],
         *["copy_if_symlink_fails", "copyfile_from_local", "copyfile_to_local"],
         *["copytree_from_local", "copytree_to_local", "generate_presigned_url"],
-        *["MMLogger", "read_base", "version_info"],
+        *["read_base", "version_info"],
     },
     "mmengine.dataset": set(),
     "mmengine.dataset.base_dataset": set(),

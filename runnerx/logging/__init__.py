@@ -11,6 +11,7 @@ from .history_buffer import HistoryBuffer
 from .log_processor import LogProcessor
 from .logger import get_logger, get_run_logger, make_logger_current, print_log
 from .message_hub import MessageHub, ScalarRecorder
+from .mmlogger import MMLogger
 from .progress_bar import ProgressBar
 from .vis_backends import BaseVisBackend, LocalVisBackend, TensorboardVisBackend
 from .vis_backends_external import MLflowVisBackend, WandbVisBackend
@@ -22,6 +23,7 @@ __all__ = [
     "LocalVisBackend",
     "LogProcessor",
     "MLflowVisBackend",
+    "MMLogger",
     "MessageHub",
     "ProgressBar",
     "ScalarRecorder",

@@ -1,0 +1,58 @@
+"""MMEngine's ``MMLogger`` entry points, for code that asks for its logger through them."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from . import logger as _logger
+
+
+class MMLogger:
+    """Where code written for MMEngine gets its logger; the loggers themselves are standard
+    ``logging.Logger`` objects set up by :func:`~runnerx.logging.get_logger`::
+
+        from runnerx.logging import MMLogger
+
+        logger = MMLogger.get_current_instance()  # the running Runner's logger
+        logger.info('hello')
+        logger = MMLogger.get_instance('mmdet', log_file='work_dirs/x/run.log')
+
+    ``MMLogger(...)`` itself, and ``isinstance(logger, MMLogger)``, are MMEngine's only.
+    """
+
+    def __new__(cls, *args: object, **kwargs: object) -> MMLogger:
+        raise TypeError(
+            "MMLogger is not built directly in runnerx: use MMLogger.get_instance(name, "
+            "log_file=..., log_level=...) or runnerx.logging.get_logger(...), which give a "
+            "standard logging.Logger"
+        )
+
+    @classmethod
+    def get_current_instance(cls) -> logging.Logger:
+        """The current logger: the running Runner's, or the one set up last (a default
+        ``'runnerx'`` logger when there is none, as MMEngine makes one)."""
+        current = _logger._current_logger
+        return current if current is not None else _logger.get_logger("runnerx")
+
+    @classmethod
+    def get_instance(
+        cls,
+        name: str,
+        logger_name: str | None = None,
+        log_file: str | os.PathLike | None = None,
+        log_level: str | int = "INFO",
+        **kwargs: object,
+    ) -> logging.Logger:
+        """The logger called ``logger_name`` (``name`` when not given), set up with
+        ``log_file`` and ``log_level``; it becomes the current one. MMEngine's other
+        arguments (``file_mode``, ``distributed``) are accepted and not used: files are
+        appended to, and ranks other than 0 log warnings only."""
+        return _logger.get_logger(logger_name or name, log_file=log_file, log_level=log_level)
+
+    @classmethod
+    def check_instance_created(cls, name: str) -> bool:
+        """Whether a logger called ``name`` was set up (it has handlers)."""
+        return name in logging.Logger.manager.loggerDict and bool(
+            logging.getLogger(name).handlers
+        )
