@@ -1,9 +1,11 @@
 """Fixtures every test folder can use: a free port, spawned ranks run to completion, and a
 command run in the repository root."""
 
+import http.server
 import pickle
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -97,3 +99,26 @@ def run_in_repo():
         )
 
     return run
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """A real HTTP server on localhost serving ``tmp_path/served``; yields its base URL and a
+    list of the paths it was asked for."""
+    folder = tmp_path / "served"
+    folder.mkdir()
+    requests = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(folder), **kwargs)
+
+        def log_message(self, *args):
+            requests.append(self.path)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", folder, requests
+    server.shutdown()
+    server.server_close()

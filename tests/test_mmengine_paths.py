@@ -179,6 +179,7 @@ COVERED: dict[str, dict[str, str]] = {
         "MMDistributedDataParallel": "runnerx.parallel.ddp:DistributedDataParallelModel",
         "is_model_wrapper": "runnerx.parallel.unwrap",
     },
+    "mmengine.hub": dict.fromkeys(("get_config", "get_model"), "runnerx.hub"),
     "mmengine.device": dict.fromkeys(
         (
             "get_device",
@@ -243,6 +244,7 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.runner.amp": set(),
     "mmengine.runner.priority": set(),
     "mmengine.model.wrappers": {"MMFullyShardedDataParallel", "MMSeparateDistributedDataParallel"},
+    "mmengine.hub": set(),
     "mmengine.device": {
         "get_max_musa_memory",
         "is_dipu_available",

@@ -5,9 +5,7 @@ a real local HTTP server, registered prefixes, and the other mmengine.runner nam
 from __future__ import annotations
 
 import functools
-import http.server
 import logging
-import threading
 from collections import OrderedDict
 
 import pytest
@@ -120,29 +118,6 @@ def test_weights_to_cpu_copies_and_keeps_metadata():
 def test_save_checkpoint_refuses_storage_backends(tmp_path):
     with pytest.raises(ValueError, match="local paths"):
         save_checkpoint({}, tmp_path / "x.pth", backend_args={"backend": "petrel"})
-
-
-@pytest.fixture
-def http_server(tmp_path):
-    """A real HTTP server on localhost serving ``tmp_path/served``; yields its base URL and a
-    list of the paths it was asked for."""
-    folder = tmp_path / "served"
-    folder.mkdir()
-    requests = []
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(folder), **kwargs)
-
-        def log_message(self, *args):
-            requests.append(self.path)
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", folder, requests
-    server.shutdown()
-    server.server_close()
 
 
 def test_http_checkpoints_download_once_into_the_hub_cache(http_server, tmp_path, monkeypatch):
