@@ -23,7 +23,6 @@ numbers in ``compute_metrics``; ``evaluate`` does the distributed part in betwee
 from __future__ import annotations
 
 import logging
-import warnings
 from abc import ABCMeta, abstractmethod
 from typing import Any
 
@@ -113,11 +112,12 @@ class BaseMetric(metaclass=ABCMeta):
         the results with their tensors moved to the CPU; ``self.results`` still holds this
         rank's share while it runs, and is cleared afterwards (also when it raises) for the
         next evaluation."""
-        if not self.results:
-            warnings.warn(
+        if not self.results:  # a line of the run's log, as MMEngine logs it
+            print_log(
                 f"{type(self).__name__} got no results: its process() did not add anything "
                 "to self.results (or the dataloader was empty)",
-                stacklevel=2,
+                logger="current",
+                level=logging.WARNING,
             )
         try:
             return self._gather_and_compute(size)

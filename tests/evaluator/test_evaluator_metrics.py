@@ -163,7 +163,10 @@ def test_perplexity_weights_tokens_not_sequences_and_reads_per_sample_dicts():
     assert metrics["val_lm/perplexity"] == pytest.approx(torch.tensor(2.0).exp().item())
 
 
-def test_metrics_without_results_give_nan_and_warn():
-    with pytest.warns(UserWarning, match="Perplexity got no results"):
-        metrics = Perplexity().evaluate(0)
+def test_metrics_without_results_give_nan_and_warn(tmp_path):
+    from runnerx.logging import get_run_logger, make_logger_current
+
+    make_logger_current(get_run_logger(tmp_path / "run.log", "INFO", rank=0))
+    metrics = Perplexity().evaluate(0)
+    assert "WARNING - Perplexity got no results" in (tmp_path / "run.log").read_text()
     assert all(value != value for value in metrics.values())  # NaN
