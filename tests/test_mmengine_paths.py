@@ -180,6 +180,14 @@ COVERED: dict[str, dict[str, str]] = {
         "is_model_wrapper": "runnerx.parallel.unwrap",
     },
     "mmengine.hub": dict.fromkeys(("get_config", "get_model"), "runnerx.hub"),
+    "mmengine.analysis": {
+        **dict.fromkeys(
+            ("ActivationAnalyzer", "FlopAnalyzer", "activation_count", "flop_count"),
+            "runnerx.analysis.analyzers",
+        ),
+        "get_model_complexity_info": "runnerx.analysis.complexity",
+        **dict.fromkeys(("parameter_count", "parameter_count_table"), "runnerx.analysis.params"),
+    },
     "mmengine.device": dict.fromkeys(
         (
             "get_device",
@@ -245,6 +253,7 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.runner.priority": set(),
     "mmengine.model.wrappers": {"MMFullyShardedDataParallel", "MMSeparateDistributedDataParallel"},
     "mmengine.hub": set(),
+    "mmengine.analysis": set(),
     "mmengine.device": {
         "get_max_musa_memory",
         "is_dipu_available",

@@ -1,0 +1,165 @@
+"""Run a model once and attribute every aten op to the modules running it.
+
+A ``TorchDispatchMode`` sees each op that reaches the dispatcher; forward pre/post hooks on
+every submodule keep the stack of modules whose ``__call__`` is running. An op belongs to the
+innermost module and its ancestors by name (``'owner'``), or to every module on the stack
+(``'caller'``). No tracing: the model runs eagerly, so data-dependent Python control flow
+takes the branch these inputs take.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .op_counters import Handle, op_key, script_layout
+
+
+@dataclass
+class Statistics:
+    """What one analysis found: counts by module then by operator, unsupported ops by module
+    then by op key, and the modules that were neither called nor given an op."""
+
+    counts: dict[str, Counter[str]]
+    unsupported_ops: dict[str, Counter[str]]
+    uncalled_mods: set[str]
+
+
+@dataclass
+class CountSpec:
+    """What one analysis counts: handles by op key, op keys skipped silently, and
+    ``'owner'`` or ``'caller'`` attribution."""
+
+    handles: dict[str, Handle]
+    ignored: set[str]
+    ancestor_mode: str = "owner"
+
+
+def named_modules_with_dup(model: nn.Module, prefix: str = "") -> Iterator[tuple[str, nn.Module]]:
+    """``model.named_modules()``, but a module reachable under several names is yielded
+    under each of them."""
+    yield prefix, model
+    for name, child in model._modules.items():
+        if child is not None:
+            yield from named_modules_with_dup(child, f"{prefix}.{name}" if prefix else name)
+
+
+def module_aliases(model: nn.Module) -> dict[nn.Module | str, str]:
+    """Each module, and each of its names, -> its canonical name (the first one it has)."""
+    aliases: dict[nn.Module | str, str] = {}
+    for name, module in named_modules_with_dup(model):
+        aliases.setdefault(module, name)
+        aliases[name] = aliases[module]
+    return aliases
+
+
+def _ancestors(name: str) -> set[str]:
+    parts = name.split(".") if name else []
+    return {".".join(parts[:depth]) for depth in range(len(parts) + 1)}
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def _handle_inputs(func: Any, args: tuple, kwargs: dict) -> list[Any]:
+    """The op's arguments in schema order, keyword arguments and defaults filled in."""
+    schema_args = func._schema.arguments
+    named = {arg.name: value for arg, value in zip(schema_args, args)}
+    for arg in schema_args[len(args) :]:
+        named[arg.name] = kwargs.get(arg.name, arg.default_value)
+    return script_layout(func.overloadpacket.__name__, named, list(named.values()))
+
+
+class _OpRecorder(TorchDispatchMode):
+    """Hands each aten op, its arguments and results to ``on_op`` after running it."""
+
+    def __init__(self, on_op: Any) -> None:
+        super().__init__()
+        self.on_op = on_op
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        self.on_op(func, args, kwargs, out)
+        return out
+
+
+def collect_statistics(
+    model: nn.Module,
+    inputs: Any,
+    aliases: dict[nn.Module | str, str],
+    specs: Sequence[CountSpec],
+    silence_warnings: bool = False,
+) -> list[Statistics]:
+    """Run ``model`` on ``inputs`` (a tuple is unpacked into arguments) once and count, for
+    each spec, its statistic per module. DDP / DataParallel wrappers are looked through."""
+    names = [aliases[module] for _, module in named_modules_with_dup(model)]
+    results = [
+        Statistics({n: Counter() for n in names}, {n: Counter() for n in names}, set())
+        for _ in specs
+    ]
+    root_name = aliases[model]
+    if isinstance(model, (nn.parallel.DistributedDataParallel, nn.DataParallel)):
+        model = model.module
+    stack: list[tuple[nn.Module, str]] = [(model, root_name)]
+    called: set[str] = set()
+    seen: list[set[str]] = [set() for _ in specs]
+
+    def on_op(func: Any, args: tuple, kwargs: dict, out: Any) -> None:
+        module, innermost = stack[-1]
+        key, counted = op_key(func.overloadpacket.__name__, module)
+        callers = {name for _, name in stack}
+        handle_inputs = None
+        for spec, stats, spec_seen in zip(specs, results, seen):
+            owners = callers if spec.ancestor_mode == "caller" else _ancestors(innermost)
+            spec_seen |= owners
+            if not counted or key in spec.ignored:
+                continue
+            handle = spec.handles.get(key)
+            if handle is None:
+                for name in owners:
+                    stats.unsupported_ops[name][key] += 1
+                continue
+            if handle_inputs is None:
+                handle_inputs = _handle_inputs(func, args, kwargs)
+            count = handle(handle_inputs, _as_list(out))
+            if not isinstance(count, Counter):
+                count = Counter({key.split("::", 1)[-1]: count})
+            for name in owners:
+                stats.counts[name] += count  # as Counter addition: zero counts are dropped
+
+    hooks = []
+    for module in {id(m): m for _, m in named_modules_with_dup(model)}.values():
+        name = aliases.get(module, root_name)
+
+        def push(mod: nn.Module, args: Any, name: str = name) -> None:
+            stack.append((mod, name))
+            called.add(name)
+
+        def pop(mod: nn.Module, args: Any, out: Any) -> None:
+            stack.pop()
+
+        hooks.append(module.register_forward_pre_hook(push))
+        hooks.append(module.register_forward_hook(pop, always_call=True))
+    try:
+        with warnings.catch_warnings():
+            if silence_warnings:
+                warnings.simplefilter("ignore")
+            with _OpRecorder(on_op):
+                if isinstance(inputs, tuple):
+                    model(*inputs)
+                else:
+                    model(inputs)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    for stats, spec_seen in zip(results, seen):
+        stats.uncalled_mods = set(names) - called - spec_seen
+    return results
