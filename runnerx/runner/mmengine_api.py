@@ -30,6 +30,26 @@ _NOT_APPLIED = {
     "efficient_conv_bn_eval": "convolutions and frozen batch norms in eval mode are not fused, "
     "so they keep their usual memory use",
 }
+#: top-level keys of MMCV 1.x configs, which MMEngine ignores as silently as any unknown key
+#: (a run then trains without the schedule or hook they meant), and where each went
+_MMCV_KEYS = {
+    "optimizer": "optim_wrapper=dict(optimizer=...)",
+    "optimizer_config": "optim_wrapper (clip_grad=..., accumulative_counts=..., or "
+    "type='AmpOptimWrapper')",
+    "lr_config": "param_scheduler=[...]",
+    "momentum_config": "param_scheduler=[...] (the *Momentum schedulers)",
+    "runner": "train_cfg=dict(by_epoch=True, max_epochs=...) or dict(by_epoch=False, "
+    "max_iters=...)",
+    "total_epochs": "train_cfg.max_epochs",
+    "checkpoint_config": "default_hooks.checkpoint",
+    "log_config": "default_hooks.logger (and visualizer.vis_backends for its hooks)",
+    "evaluation": "val_cfg, val_evaluator and train_cfg.val_interval",
+    "workflow": "train_cfg / val_cfg",
+    "data": "train_dataloader, val_dataloader and test_dataloader",
+    "dist_params": "env_cfg.dist_cfg",
+    "resume_from": "resume=True with load_from=<checkpoint>",
+    "fp16": "optim_wrapper=dict(type='AmpOptimWrapper', ...)",
+}
 
 
 class MMEngineRunnerAPI:
@@ -146,6 +166,12 @@ class MMEngineRunnerAPI:
             if self.cfg.get(key):
                 self.logger.warning(
                     f"{key}={self.cfg[key]!r} is MMEngine's; runnerx ignores it: {effect}"
+                )
+        for key, place in _MMCV_KEYS.items():
+            if self.cfg.get(key) is not None:
+                self.logger.warning(
+                    f"the config's {key!r} is an MMCV 1.x key, which MMEngine and runnerx "
+                    f"ignore; in MMEngine configs it is {place}"
                 )
 
     def _config_text(self) -> str | None:

@@ -121,3 +121,14 @@ def test_log_level_debug_logs_what_each_config_built_and_from_where(digits_cfg):
     log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
     assert "DEBUG - built type='CheckpointHook' from the 'hook' registry" in log
     assert "runnerx.hooks.checkpoint_hook.CheckpointHook" in log
+
+
+def test_mmcv_era_keys_are_named_with_their_mmengine_place(digits_cfg):
+    # MMEngine drops them silently: a run would train without the schedule they meant
+    digits_cfg.lr_config = dict(policy="step", step=[8, 11])
+    digits_cfg.optimizer = dict(type="SGD", lr=0.02)
+    runner = Runner.from_cfg(digits_cfg)
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert "'lr_config' is an MMCV 1.x key" in log and "it is param_scheduler=[...]" in log
+    assert "'optimizer' is an MMCV 1.x key" in log and "optim_wrapper=dict(optimizer=...)" in log
+    assert "'runner' is an MMCV" not in log
