@@ -13,6 +13,7 @@ which builds the same Runner.
 from __future__ import annotations
 
 import copy
+import difflib
 import inspect
 import os
 from collections.abc import Mapping
@@ -50,6 +51,9 @@ _MMCV_KEYS = {
     "resume_from": "resume=True with load_from=<checkpoint>",
     "fp16": "optim_wrapper=dict(type='AmpOptimWrapper', ...)",
 }
+#: top-level keys read outside the Runner's arguments: by the model preparation, the tools,
+#: the config loader and runner_type
+_OTHER_RUNNER_KEYS = ("runner_type", "custom_imports", "tta_model", "tta_pipeline")
 
 
 class MMEngineRunnerAPI:
@@ -172,6 +176,27 @@ class MMEngineRunnerAPI:
                 self.logger.warning(
                     f"the config's {key!r} is an MMCV 1.x key, which MMEngine and runnerx "
                     f"ignore; in MMEngine configs it is {place}"
+                )
+        self._name_misspelt_keys()
+
+    def _name_misspelt_keys(self) -> None:
+        """Warn about top-level keys that look like a misspelt Runner key (``default_hook``,
+        ``scheduler``): they are left alone, as in MMEngine, like a config's own variables,
+        so the run would go on without what they meant."""
+        from runnerx.parallel import PREPARE_CFG_KEYS
+
+        known = {*inspect.signature(type(self).__init__).parameters, *PREPARE_CFG_KEYS}
+        known |= {*_NOT_APPLIED, *_OTHER_RUNNER_KEYS}
+        # not suggested: 'tta_pipeline' looks like the pipelines every config defines
+        suggested = sorted(known - {"tta_pipeline", "cfg"})
+        for key in self.cfg:
+            if key in known or key in _MMCV_KEYS or key.startswith("_"):
+                continue
+            close = difflib.get_close_matches(key, suggested, n=1, cutoff=0.75)
+            if close:
+                self.logger.warning(
+                    f"the config's {key!r} is not a key the Runner reads: did you mean "
+                    f"{close[0]!r}? (MMEngine ignores it too)"
                 )
 
     def _config_text(self) -> str | None:

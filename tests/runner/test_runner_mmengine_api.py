@@ -132,3 +132,15 @@ def test_mmcv_era_keys_are_named_with_their_mmengine_place(digits_cfg):
     assert "'lr_config' is an MMCV 1.x key" in log and "it is param_scheduler=[...]" in log
     assert "'optimizer' is an MMCV 1.x key" in log and "optim_wrapper=dict(optimizer=...)" in log
     assert "'runner' is an MMCV" not in log
+
+
+def test_a_misspelt_runner_key_is_named_and_config_variables_are_not(digits_cfg):
+    digits_cfg.default_hook = dict(checkpoint=dict(type="CheckpointHook", interval=1))
+    digits_cfg.scheduler = [dict(type="LinearLR")]  # MMEngine's optimization.md writes this
+    digits_cfg.train_pipeline = [dict(type="LoadImage")]  # a config's own variables
+    digits_cfg.test_pipeline = [dict(type="LoadImage")]
+    runner = Runner.from_cfg(digits_cfg)
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert "'default_hook' is not a key the Runner reads: did you mean 'default_hooks'?" in log
+    assert "'scheduler' is not a key the Runner reads: did you mean 'param_scheduler'?" in log
+    assert "'train_pipeline' is not" not in log and "'test_pipeline' is not" not in log
