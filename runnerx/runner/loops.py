@@ -128,11 +128,12 @@ class _TrainLoop(BaseLoop):
     def run_iter(self, idx: int, data_batch: Any) -> None:
         """One training iteration: hooks before, ``train_step``, hooks after."""
         runner = self.runner
+        # keywords, as MMEngine passes them: a hook may take (runner, **kwargs)
         for hook in self._before_iter:
-            hook(runner, idx, data_batch)
+            hook(runner, batch_idx=idx, data_batch=data_batch)
         outputs = runner.model.train_step(data_batch, optim_wrapper=runner.optim_wrapper)
         for hook in self._after_iter:
-            hook(runner, idx, data_batch, outputs)
+            hook(runner, batch_idx=idx, data_batch=data_batch, outputs=outputs)
         self._iter += 1
 
     def data_position(self, iters_done: int) -> dict:
@@ -400,11 +401,11 @@ class _EvalLoop(BaseLoop):
         with torch.no_grad(), self._autocast():
             for idx, data_batch in enumerate(self.dataloader):
                 for hook in before:
-                    hook(runner, idx, data_batch)
+                    hook(runner, batch_idx=idx, data_batch=data_batch)
                 outputs = step(data_batch)
                 self.evaluator.process(data_samples=outputs, data_batch=data_batch)
                 for hook in after:
-                    hook(runner, idx, data_batch, outputs)
+                    hook(runner, batch_idx=idx, data_batch=data_batch, outputs=outputs)
                 bar.update()
         bar.close()
         metrics = self.evaluator.evaluate(len(self.dataloader.dataset))

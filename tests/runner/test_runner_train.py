@@ -427,3 +427,22 @@ def test_sampler_none_takes_the_loops_sampler_as_mmengines_docs_say(
     assert type(val_sampler).__name__ == "DefaultSampler" and val_sampler.shuffle is False
     log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
     assert "train_dataloader.sampler is None: using" in log
+
+
+def test_hooks_get_keyword_arguments_and_custom_points_as_in_mmengine(digits_cfg):
+    # MMEngine calls hook methods with keywords, and any method a custom loop's point names
+    calls = []
+
+    class KwargsHook(Hook):
+        def after_train_iter(self, runner, **kwargs):
+            calls.append(sorted(kwargs))
+
+        def after_my_point(self, runner, **kwargs):
+            calls.append(("my_point", kwargs))
+
+    runner = Runner.from_cfg(small_digits(digits_cfg, epochs=1))
+    runner.register_hook(KwargsHook())
+    runner.train()
+    assert calls[0] == ["batch_idx", "data_batch", "outputs"]
+    runner.call_hook("after_my_point", value=3)
+    assert calls[-1] == ("my_point", {"value": 3})
