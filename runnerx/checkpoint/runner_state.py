@@ -166,12 +166,16 @@ def _weights_target(model: Any) -> Any:
 
 
 def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> None:
-    """``resume=True``: the newest checkpoint of the work dir (else ``load_from``, else start);
-    ``resume='path'``: that file; otherwise ``load_from`` loads weights only."""
+    """As MMEngine decides: ``resume=True`` with ``load_from`` resumes from ``load_from``,
+    without it from the newest checkpoint of the work dir (or starts, when there is none);
+    ``resume='path'`` resumes from that file; otherwise ``load_from`` loads weights only.
+    (``tools/train.py --resume`` clears ``load_from``, as OpenMMLab's tools do.)"""
     wait_for_pending_writes()  # a checkpoint this process is still finishing counts
     if resume:
-        path = resume if isinstance(resume, str) else find_latest_checkpoint(runner.work_dir)
-        path = path or load_from
+        if isinstance(resume, str):
+            path = resume
+        else:
+            path = load_from or find_latest_checkpoint(runner.work_dir)
         if path:
             runner.resume(path)
             return

@@ -296,3 +296,23 @@ def test_an_iteration_based_resume_runs_the_validation_its_checkpoint_missed(tmp
     second.resume = str(Path(cfg.work_dir) / "iter_40.pth")
     _, validated, _ = train_counting(second)
     assert validated == [40, 60]
+
+
+def test_resume_with_load_from_resumes_from_load_from_as_in_mmengine(tmp_path):
+    # MMEngine's resume_training.md: resume=True with load_from continues from that file,
+    # not from the newest checkpoint of the work dir
+    checkpoint = dict(type="CheckpointHook", by_epoch=True, interval=1)
+    changes = {"train_cfg.max_epochs": 3, "default_hooks.checkpoint": checkpoint}
+    Runner.from_cfg(digits_cfg(tmp_path, **changes)).train()
+    assert (tmp_path / "epoch_3.pth").exists()
+    again = digits_cfg(tmp_path, **changes)
+    again.resume, again.load_from = True, str(tmp_path / "epoch_2.pth")
+    runner = Runner.from_cfg(again)
+    runner.train()  # epoch 3 again
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert f"resumed from {tmp_path / 'epoch_2.pth'} at epoch 2" in log
+    again.load_from = None  # without load_from: the newest checkpoint, nothing left to train
+    newest = Runner.from_cfg(again)
+    newest.train()
+    log = Path(newest.log_dir, f"{newest.timestamp}.log").read_text()
+    assert f"resumed from {tmp_path / 'epoch_3.pth'} at epoch 3" in log
