@@ -56,6 +56,9 @@ def runner_checkpoint(
         "validated_at": getattr(runner.train_loop, "validated_at", 0),
         **(meta or {}),
     }
+    dataset_meta = _dataset_meta(runner)
+    if dataset_meta is not None:  # MMEngine's key: inference code reads the class names here
+        full_meta.setdefault("dataset_meta", dataset_meta)
     checkpoint: dict[str, Any] = {"meta": full_meta}
     if with_model:
         # full tensors on the CPU whatever the wrapper (under FSDP gathered to rank 0)
@@ -90,6 +93,22 @@ def save_runner_checkpoint(runner: Any, out_dir: str, filename: str, **kwargs: A
     return path
 
 
+def _dataset_meta(runner: Any) -> dict | None:
+    """The training dataset's ``metainfo`` when it is plain data (what a safe load reads
+    back), else None."""
+    dataset = getattr(runner.train_loop.dataloader, "dataset", None)
+    metainfo = getattr(dataset, "metainfo", None)
+    return dict(metainfo) if isinstance(metainfo, dict) and _plain(metainfo) else None
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _plain(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_plain(item) for item in value)
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
 def _saves_state(optim_wrapper: Any) -> bool:
     return optim_wrapper is not None and hasattr(optim_wrapper, "state_dict")
 
@@ -110,6 +129,11 @@ def resume_runner(
         runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
         load_model_weights(runner.model, checkpoint, strict=True)
     meta = checkpoint.get("meta", {})
+    if "dataset_meta" in meta and meta["dataset_meta"] != _dataset_meta(runner):
+        runner.logger.warning(
+            "the training dataset's metainfo differs from the one the checkpoint was trained "
+            f"on ({path}); check that the checkpoint and the dataset belong together"
+        )
     _continue_seed(runner, meta.get("seed"))
     loop = runner.train_loop
     loop._epoch = int(meta.get("epoch", 0))

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from runnerx import HOOKS, Config
+from runnerx.checkpoint import load_checkpoint
 from runnerx.hooks import Hook
 from runnerx.runner import Runner
 
@@ -316,3 +317,24 @@ def test_resume_with_load_from_resumes_from_load_from_as_in_mmengine(tmp_path):
     newest.train()
     log = Path(newest.log_dir, f"{newest.timestamp}.log").read_text()
     assert f"resumed from {tmp_path / 'epoch_3.pth'} at epoch 3" in log
+
+
+def test_checkpoints_carry_the_dataset_meta_and_a_resume_checks_it(tmp_path):
+    changes = {
+        "train_cfg.max_epochs": 1,
+        "default_hooks.checkpoint": dict(type="CheckpointHook", by_epoch=True, interval=1),
+    }
+    runner = Runner.from_cfg(digits_cfg(tmp_path, **changes))
+    runner.train()
+    checkpoint = load_checkpoint(str(tmp_path / "epoch_1.pth"))
+    classes = runner.train_dataloader.dataset.metainfo["classes"]
+    assert checkpoint["meta"]["dataset_meta"] == {"classes": classes}  # MMEngine's key
+
+    checkpoint["meta"]["dataset_meta"] = {"classes": ("cat", "dog")}
+    torch.save(checkpoint, tmp_path / "other.pth")
+    again = digits_cfg(tmp_path, **{**changes, "train_cfg.max_epochs": 2})
+    again.resume = str(tmp_path / "other.pth")
+    resumed = Runner.from_cfg(again)
+    resumed.train()
+    log = Path(resumed.log_dir, f"{resumed.timestamp}.log").read_text()
+    assert "the training dataset's metainfo differs from the one the checkpoint" in log
