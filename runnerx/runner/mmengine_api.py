@@ -24,6 +24,7 @@ from torch import nn
 from runnerx.config import Config
 from runnerx.registry import RUNNERS
 
+from .environment import set_random_seed, setup_env
 from .loops import TestLoop, ValLoop, build_eval_loop, build_train_loop
 
 #: config keys MMEngine's Runner reads that runnerx does not apply, and what that means
@@ -157,6 +158,19 @@ class MMEngineRunnerAPI:
         """Add hooks (objects or config dicts), each at its priority."""
         for hook in hooks:
             self.register_hook(hook)
+
+    def setup_env(self, env_cfg: dict) -> None:
+        """Apply ``env_cfg`` (start method, cuDNN, thread limits) and start torch.distributed
+        for the launcher: MMEngine's step, which a Runner subclass may override."""
+        setup_env(env_cfg)
+        self._init_distributed(self._launcher, env_cfg.get("dist_cfg") or {})
+
+    def set_randomness(
+        self, seed: int | None = None, diff_rank_seed: bool = False, deterministic: bool = False
+    ) -> None:
+        """Seed Python, numpy and torch and set ``self.seed`` (see ``set_random_seed``):
+        MMEngine's step, which a Runner subclass may override."""
+        self.seed = set_random_seed(seed, deterministic, diff_rank_seed)
 
     def _record_config(self) -> None:
         """Log the config and hand it to the visualizer, as MMEngine does when its Runner is

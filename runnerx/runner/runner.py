@@ -34,8 +34,6 @@ from .environment import (
     environment_summary,
     make_run_dir,
     restore_signal_handlers,
-    set_random_seed,
-    setup_env,
     signal_handlers,
 )
 from .loops import EpochBasedTrainLoop
@@ -80,12 +78,11 @@ class Runner(MMEngineRunnerAPI):
         self.cfg = cfg if isinstance(cfg, Config) else Config(copy.deepcopy(dict(cfg or {})))
         self._launcher = launcher
         env_cfg = dict(env_cfg or {})
-        setup_env(env_cfg)
-        self._init_distributed(launcher, env_cfg.get("dist_cfg") or {})
+        self.setup_env(env_cfg)
         randomness = dict(randomness or {})
         check_keys(randomness, RANDOMNESS_KEYS, "randomness")
-        self.seed = set_random_seed(**randomness)
         self._randomness_cfg = randomness  # MMEngine's name: its loops read it
+        self.set_randomness(**randomness)
 
         self.work_dir = os.path.abspath(work_dir)
         # rank 0 names and creates the run's folder; every rank logs under that name

@@ -23,8 +23,6 @@ NOT_KEPT = {
     "register_default_hooks",
     "register_hooks",
     "scale_lr",
-    "set_randomness",
-    "setup_env",
     "wrap_model",
 }
 
@@ -144,3 +142,21 @@ def test_a_misspelt_runner_key_is_named_and_config_variables_are_not(digits_cfg)
     assert "'default_hook' is not a key the Runner reads: did you mean 'default_hooks'?" in log
     assert "'scheduler' is not a key the Runner reads: did you mean 'param_scheduler'?" in log
     assert "'train_pipeline' is not" not in log and "'test_pipeline' is not" not in log
+
+
+def test_a_runner_subclass_can_override_mmengines_set_up_steps(digits_cfg):
+    # MMEngine's runner design page: class CustomRunner(Runner): def setup_env(self, env_cfg)
+    calls = []
+
+    class CustomRunner(Runner):
+        def setup_env(self, env_cfg):
+            calls.append(("setup_env", env_cfg.get("cudnn_benchmark")))
+            super().setup_env(env_cfg)
+
+        def set_randomness(self, seed=None, diff_rank_seed=False, deterministic=False):
+            calls.append(("set_randomness", seed))
+            super().set_randomness(seed, diff_rank_seed, deterministic)
+
+    digits_cfg.randomness = dict(seed=7)
+    runner = CustomRunner.from_cfg(digits_cfg)
+    assert calls == [("setup_env", False), ("set_randomness", 7)] and runner.seed == 7
