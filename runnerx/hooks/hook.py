@@ -87,6 +87,8 @@ class Hook:
     """Base class of hooks. Each method is one point of the run; the defaults do nothing."""
 
     priority: int | str = "NORMAL"
+    #: MMEngine's name for every point, in the order a run reaches them
+    stages = HOOK_POINTS
 
     def before_run(self, runner: Any) -> None:
         """Once, before anything runs (after the Runner has built everything)."""
@@ -120,45 +122,81 @@ class Hook:
 
     def before_train_epoch(self, runner: Any) -> None:
         """Before each training epoch."""
+        self._before_epoch(runner, mode="train")
 
     def before_val_epoch(self, runner: Any) -> None:
         """Before each validation epoch."""
+        self._before_epoch(runner, mode="val")
 
     def before_test_epoch(self, runner: Any) -> None:
         """Before each test epoch."""
+        self._before_epoch(runner, mode="test")
 
     def after_train_epoch(self, runner: Any) -> None:
         """After each training epoch."""
+        self._after_epoch(runner, mode="train")
 
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """After each validation epoch, with the evaluated metrics."""
+        self._after_epoch(runner, mode="val")
 
     def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """After each test epoch, with the evaluated metrics."""
+        self._after_epoch(runner, mode="test")
 
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
         """Before each training iteration."""
+        self._before_iter(runner, batch_idx=batch_idx, data_batch=data_batch, mode="train")
 
     def before_val_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
         """Before each validation iteration."""
+        self._before_iter(runner, batch_idx=batch_idx, data_batch=data_batch, mode="val")
 
     def before_test_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
         """Before each test iteration."""
+        self._before_iter(runner, batch_idx=batch_idx, data_batch=data_batch, mode="test")
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
     ) -> None:
         """After each training iteration, with what ``train_step`` returned."""
+        self._after_iter(runner, batch_idx, data_batch, outputs, mode="train")
 
     def after_val_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         """After each validation iteration, with what ``val_step`` returned."""
+        self._after_iter(runner, batch_idx, data_batch, outputs, mode="val")
 
     def after_test_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         """After each test iteration, with what ``test_step`` returned."""
+        self._after_iter(runner, batch_idx, data_batch, outputs, mode="test")
+
+    # MMEngine's points for all three modes at once: a hook that overrides one of these acts
+    # at the train, val and test points it stands for (``mode`` says which)
+
+    def _before_epoch(self, runner: Any, mode: str = "train") -> None:
+        """Before each epoch of any mode."""
+
+    def _after_epoch(self, runner: Any, mode: str = "train") -> None:
+        """After each epoch of any mode."""
+
+    def _before_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, mode: str = "train"
+    ) -> None:
+        """Before each iteration of any mode."""
+
+    def _after_iter(
+        self,
+        runner: Any,
+        batch_idx: int,
+        data_batch: Any = None,
+        outputs: Any = None,
+        mode: str = "train",
+    ) -> None:
+        """After each iteration of any mode."""
 
     # Helpers for deciding whether to act, as MMEngine's hooks have them.
 
@@ -189,7 +227,23 @@ class Hook:
         return runner.iter + 1 == runner.max_iters
 
     def overridden_points(self) -> list[str]:
-        """The hook points this hook's class implements (the Runner calls only these)."""
-        return [
-            point for point in HOOK_POINTS if getattr(type(self), point) is not getattr(Hook, point)
-        ]
+        """The hook points this hook's class implements (the Runner calls only these),
+        counting those a mode-generic method (``_after_iter``, ...) stands for."""
+        kind = type(self)
+        points = {p for p in HOOK_POINTS if getattr(kind, p) is not getattr(Hook, p)}
+        for generic, stood_for in _GENERIC_POINTS.items():
+            if getattr(kind, generic) is not getattr(Hook, generic):
+                points.update(stood_for)
+        return [point for point in HOOK_POINTS if point in points]
+
+    def get_triggered_stages(self) -> list[str]:
+        """MMEngine's name for :meth:`overridden_points`."""
+        return self.overridden_points()
+
+
+_GENERIC_POINTS = {
+    "_before_epoch": ("before_train_epoch", "before_val_epoch", "before_test_epoch"),
+    "_after_epoch": ("after_train_epoch", "after_val_epoch", "after_test_epoch"),
+    "_before_iter": ("before_train_iter", "before_val_iter", "before_test_iter"),
+    "_after_iter": ("after_train_iter", "after_val_iter", "after_test_iter"),
+}

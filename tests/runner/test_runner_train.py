@@ -446,3 +446,23 @@ def test_hooks_get_keyword_arguments_and_custom_points_as_in_mmengine(digits_cfg
     assert calls[0] == ["batch_idx", "data_batch", "outputs"]
     runner.call_hook("after_my_point", value=3)
     assert calls[-1] == ("my_point", {"value": 3})
+
+
+def test_a_hook_overriding_mmengines_mode_generic_points_acts_in_every_mode(digits_cfg):
+    # MMEngine's EmptyCacheHook style: _after_iter(..., mode) stands for the three modes
+    seen = []
+
+    class GenericHook(Hook):
+        def _after_iter(self, runner, batch_idx, data_batch=None, outputs=None, mode="train"):
+            seen.append(mode)
+
+        def _before_epoch(self, runner, mode="train"):
+            seen.append(f"epoch:{mode}")
+
+    hook = GenericHook()
+    assert "after_val_iter" in hook.get_triggered_stages()
+    assert hook.stages[0] == "before_run"
+    runner = Runner.from_cfg(small_digits(digits_cfg, epochs=1))
+    runner.register_hook(hook)
+    runner.train()
+    assert {"train", "val", "epoch:train", "epoch:val"} <= set(seen)
