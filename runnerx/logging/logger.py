@@ -74,6 +74,7 @@ def get_logger(
     log_file: str | os.PathLike | None = None,
     log_level: str | int = "INFO",
     rank: int | None = None,
+    distributed: bool = False,
 ) -> logging.Logger:
     """The logger called ``name``, set up for this rank; it becomes the current logger.
 
@@ -88,7 +89,7 @@ def get_logger(
         logger = get_logger('runnerx', log_file='work_dirs/x/20261121_150405.log')
         logger.info('hello')
     """
-    logger = _set_up(logging.getLogger(name), log_file, log_level, rank)
+    logger = _set_up(logging.getLogger(name), log_file, log_level, rank, distributed)
     make_logger_current(logger)
     return logger
 
@@ -141,10 +142,11 @@ def _set_up(
     log_file: str | os.PathLike | None,
     log_level: str | int,
     rank: int | None,
+    distributed: bool = False,
 ) -> logging.Logger:
     """Give ``logger`` its console handler and (rank 0) its file handler, at ``log_level``.
-    At DEBUG level in a distributed run every rank writes a file of its own, named as MMEngine
-    names them: ``<stem>_<host>_device<local rank>_rank<rank>.log``."""
+    At DEBUG level (or with ``distributed``) in a distributed run every rank writes a file of
+    its own, named as MMEngine names them: ``<stem>_<host>_device<local rank>_rank<rank>.log``."""
     from runnerx.dist import get_local_rank, get_rank, get_world_size
 
     level = _parse_level(log_level)
@@ -160,7 +162,7 @@ def _set_up(
         logger.addHandler(console)
     console.setLevel(level if rank == 0 else max(level, logging.WARNING))
 
-    every_rank = level <= logging.DEBUG and get_world_size() > 1
+    every_rank = (level <= logging.DEBUG or distributed) and get_world_size() > 1
     if log_file is not None and every_rank:
         stem, suffix = os.path.splitext(os.fspath(log_file))
         host = socket.gethostname()

@@ -42,17 +42,18 @@ class MMLogger:
         logger_name: str | None = None,
         log_file: str | os.PathLike | None = None,
         log_level: str | int = "INFO",
+        distributed: bool = False,
         **kwargs: object,
     ) -> logging.Logger:
         """The logger called ``logger_name`` (``name`` when not given), set up with
-        ``log_file`` and ``log_level``; it becomes the current one. MMEngine's other
-        arguments (``file_mode``, ``distributed``) are accepted and not used: files are
-        appended to, and ranks other than 0 log warnings only."""
-        return _logger.get_logger(logger_name or name, log_file=log_file, log_level=log_level)
+        ``log_file`` and ``log_level``; it becomes the current one. ``distributed=True`` gives
+        every rank a log file of its own. MMEngine's ``file_mode`` is accepted and not used:
+        files are appended to."""
+        return _logger.get_logger(
+            logger_name or name, log_file=log_file, log_level=log_level, distributed=distributed
+        )
 
     @classmethod
     def check_instance_created(cls, name: str) -> bool:
         """Whether a logger called ``name`` was set up (it has handlers)."""
-        return name in logging.Logger.manager.loggerDict and bool(
-            logging.getLogger(name).handlers
-        )
+        return name in logging.Logger.manager.loggerDict and bool(logging.getLogger(name).handlers)

@@ -24,6 +24,13 @@ def run_rank(rank: int, folder: str) -> str:
     debug_file = os.path.join(folder, "debug", "run.log")
     debug_logger = get_logger("runnerx_dist_debug", log_file=debug_file, log_level="DEBUG")
     debug_logger.debug(f"a debug line of rank {rank}")
+    # MMLogger.get_instance(..., distributed=True): a file per rank at any level
+    from runnerx.logging import MMLogger
+
+    every_rank = MMLogger.get_instance(
+        "runnerx_dist_every", log_file=os.path.join(folder, "every", "run.log"), distributed=True
+    )
+    every_rank.info(f"an info line of rank {rank}")
 
     visualizer = Visualizer(
         vis_backends=[dict(type="LocalVisBackend")],
@@ -103,3 +110,10 @@ def test_at_debug_level_every_rank_writes_its_own_file_named_as_mmengine_names_i
     for rank in (0, 1):
         text = (ranks_folder / "debug" / f"run_{host}_device0_rank{rank}.log").read_text()
         assert f"DEBUG - a debug line of rank {rank}" in text
+
+
+def test_mmlogger_distributed_gives_every_rank_its_own_file(ranks_folder):
+    host = socket.gethostname()
+    for rank in (0, 1):
+        text = (ranks_folder / "every" / f"run_{host}_device0_rank{rank}.log").read_text()
+        assert f"INFO - an info line of rank {rank}" in text
