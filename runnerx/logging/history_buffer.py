@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from itertools import islice, repeat
 from typing import Any
 
+import numpy as np
 import torch
 
 #: Unread tensors are materialised once this many have piled up, so a run nobody reads
@@ -47,7 +48,17 @@ class HistoryBuffer:
             buffer.limit_unread()    # keeps a run that nobody reads bounded
     """
 
-    def __init__(self, max_length: int = 10_000) -> None:
+    #: statistics added with :meth:`register_statistics`, by name
+    _custom_statistics: dict[str, Callable[..., Any]] = {}
+
+    def __init__(
+        self,
+        log_history: Iterable[Any] = (),
+        count_history: Iterable[int] = (),
+        max_length: int = 10_000,
+    ) -> None:
+        """MMEngine's arguments: the values seen so far and their counts (both empty for a
+        new buffer), and how many values to keep."""
         if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
         self.max_length = max_length
@@ -65,6 +76,11 @@ class HistoryBuffer:
         self._total_count = 0
         self._min = math.inf
         self._max = -math.inf
+        history = list(zip(log_history, count_history, strict=True))
+        for value, count in history:
+            self.update(float(value), int(count))
+        if history:
+            fold_buffers((self,))
 
     def update(self, value: Any, count: int = 1) -> None:
         """Record ``value`` (a Python number, a numpy scalar or a one-element tensor)."""
@@ -134,13 +150,31 @@ class HistoryBuffer:
         window = self._prepare_read(window, window_size)
         return self._max if window is None else max(islice(reversed(self._values), window))
 
-    def statistics(self, method_name: str, window_size: int | None = None) -> float:
-        """One statistic by name: 'mean', 'min', 'max' or 'current' (which has no window)."""
+    @property
+    def data(self) -> tuple[np.ndarray, np.ndarray]:
+        """MMEngine's view of the kept history: ``(values, counts)`` as numpy arrays."""
+        fold_buffers((self,))
+        return np.array(self._values, dtype=float), np.array(self._counts)
+
+    @classmethod
+    def register_statistics(cls, method: Callable[..., Any]) -> Callable[..., Any]:
+        """Add a statistic that :meth:`statistics` finds by the function's name, as MMEngine's
+        decorator does: ``method(buffer, *args, **kwargs)``, which may read ``buffer.data``."""
+        cls._custom_statistics[method.__name__] = method
+        return method
+
+    def statistics(self, method_name: str, *args: Any, **kwargs: Any) -> Any:
+        """One statistic by name: 'mean', 'min', 'max', 'current' (which has no window) or one
+        added with :meth:`register_statistics`; the other arguments go to it (the window)."""
+        custom = self._custom_statistics.get(method_name)
+        if custom is not None:
+            return custom(self, *args, **kwargs)
         if method_name not in _STATISTICS:
-            raise ValueError(f"method_name must be one of {_STATISTICS}, got {method_name!r}")
+            known = (*_STATISTICS, *self._custom_statistics)
+            raise ValueError(f"method_name must be one of {known}, got {method_name!r}")
         if method_name == "current":
             return self.current()
-        return getattr(self, method_name)(window_size)
+        return getattr(self, method_name)(*args, **kwargs)
 
     def state_dict(self) -> dict:
         """The buffer as plain numbers and lists (safe for ``torch.load(weights_only=True)``)."""
@@ -159,7 +193,7 @@ class HistoryBuffer:
     @classmethod
     def from_state_dict(cls, state: dict) -> HistoryBuffer:
         """A buffer as :meth:`state_dict` described it."""
-        buffer = cls(state["max_length"])
+        buffer = cls(max_length=state["max_length"])
         buffer.load_state_dict(state)
         return buffer
 
@@ -181,11 +215,7 @@ class HistoryBuffer:
     @classmethod
     def from_history(cls, values: Any, counts: Any, max_length: int = 10_000) -> HistoryBuffer:
         """A buffer that has seen ``values`` with ``counts`` (e.g. an MMEngine buffer's data)."""
-        buffer = cls(max_length)
-        for value, count in zip(values, counts, strict=True):
-            buffer.update(float(value), int(count))
-        fold_buffers((buffer,))
-        return buffer
+        return cls(values, counts, max_length)
 
     def __repr__(self) -> str:
         return f"HistoryBuffer(count={self.count}, kept={len(self)}, max_length={self.max_length})"

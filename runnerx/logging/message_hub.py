@@ -79,7 +79,7 @@ class MessageHub(ManagerMixin):
         buffer = self._log_scalars.get(key)
         created = buffer is None
         if created:
-            buffer = self._log_scalars[key] = HistoryBuffer(self.max_length)
+            buffer = self._log_scalars[key] = HistoryBuffer(max_length=self.max_length)
         try:
             buffer.update(value, count)
         except (TypeError, ValueError) as error:
@@ -106,7 +106,7 @@ class MessageHub(ManagerMixin):
         """
         buffer = self._log_scalars.get(key)
         if buffer is None:
-            buffer = self._log_scalars[key] = HistoryBuffer(self.max_length)
+            buffer = self._log_scalars[key] = HistoryBuffer(max_length=self.max_length)
         return buffer
 
     def get_scalar(self, key: str) -> HistoryBuffer:

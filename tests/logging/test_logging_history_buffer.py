@@ -219,3 +219,25 @@ def test_load_state_dict_in_place_keeps_the_appenders_recording_into_it():
     buffer.load_state_dict(saved.state_dict())
     append(4.0)
     assert buffer.count == 4 and buffer.mean() == 2.5 and buffer.current() == 4.0
+
+
+def test_mmengines_constructor_data_and_registered_statistics():
+    # MMEngine's logging design page: HistoryBuffer(log_history, count_history, max_length)
+    import numpy as np
+
+    mm_logging = pytest.importorskip("mmengine.logging")
+    ours = HistoryBuffer([1, 2, 3, 4], [1, 1, 2, 1], max_length=10)
+    theirs = mm_logging.HistoryBuffer([1, 2, 3, 4], [1, 1, 2, 1], max_length=10)
+    for got, expected in zip(ours.data, theirs.data, strict=True):
+        assert np.array_equal(got, expected)
+    assert ours.mean() == pytest.approx(theirs.mean())
+    assert ours.statistics("mean", 2) == pytest.approx(theirs.statistics("mean", 2))
+
+    @HistoryBuffer.register_statistics
+    def weighted_sum(self, window_size=None):
+        values, counts = self.data
+        return float((values * counts)[-(window_size or len(values)) :].sum())
+
+    assert ours.statistics("weighted_sum", 2) == 3 * 2 + 4 * 1
+    with pytest.raises(ValueError, match="weighted_sum"):
+        ours.statistics("median")
