@@ -177,6 +177,9 @@ COVERED: dict[str, dict[str, str]] = {
     "mmengine.runner.priority": dict.fromkeys(("Priority", "get_priority"), "runnerx.hooks.hook"),
     "mmengine.model.wrappers": {
         "MMDistributedDataParallel": "runnerx.parallel.ddp:DistributedDataParallelModel",
+        "MMSeparateDistributedDataParallel": (
+            "runnerx.parallel.separate_ddp:SeparateDistributedDataParallelModel"
+        ),
         "is_model_wrapper": "runnerx.parallel.unwrap",
     },
     "mmengine.hub": dict.fromkeys(("get_config", "get_model"), "runnerx.hub"),
@@ -251,7 +254,7 @@ NOT_PORTED: dict[str, set[str]] = {
     },
     "mmengine.runner.amp": set(),
     "mmengine.runner.priority": set(),
-    "mmengine.model.wrappers": {"MMFullyShardedDataParallel", "MMSeparateDistributedDataParallel"},
+    "mmengine.model.wrappers": {"MMFullyShardedDataParallel"},
     "mmengine.hub": set(),
     "mmengine.analysis": set(),
     "mmengine.device": {

@@ -47,6 +47,9 @@ __getattr__ = lazy_attributes(
     __name__,
     {
         "MMDistributedDataParallel": "runnerx.parallel.ddp:DistributedDataParallelModel",
+        "MMSeparateDistributedDataParallel": (
+            "runnerx.parallel.separate_ddp:SeparateDistributedDataParallelModel"
+        ),
         "convert_sync_batchnorm": "runnerx.parallel.sync_bn",
         "detect_anomalous_params": "runnerx.parallel.steps:report_parameters_without_gradient",
         "is_model_wrapper": "runnerx.parallel.unwrap",
@@ -71,6 +74,7 @@ __all__ = [
     "ImgDataPreprocessor",
     "KaimingInit",
     "MMDistributedDataParallel",
+    "MMSeparateDistributedDataParallel",
     "ModuleDict",
     "ModuleList",
     "MomentumAnnealingEMA",

@@ -9,7 +9,8 @@ full single files or sharded folders. See docs/distributed.md.
 Importing this package registers the strategies (``STRATEGIES``: SingleDevice, DDP, FSDP,
 DP, and MMEngine's FlexibleRunner names SingleDeviceStrategy, DDPStrategy, FSDPStrategy,
 DeepSpeedStrategy, ColossalAIStrategy) and the model wrappers (``MODEL_WRAPPERS``:
-MMDistributedDataParallel, FullyShardedModel, DataParallelModel).
+MMDistributedDataParallel, MMSeparateDistributedDataParallel, FullyShardedModel,
+DataParallelModel).
 """
 
 from . import mmengine_strategies  # noqa: F401  (registers MMEngine's strategy names)
@@ -20,6 +21,7 @@ from .ddp import DistributedDataParallelModel
 from .fsdp import FullyShardedModel, is_fully_sharded
 from .prepare import PREPARE_CFG_KEYS, default_device, prepare_model, prepare_model_from_cfg
 from .presets import OPTIMIZATION_LEVELS, optimization_level_changes
+from .separate_ddp import SeparateDistributedDataParallelModel
 from .sharded_checkpoint import (
     consolidate_checkpoint,
     load_sharded_checkpoint,
@@ -44,6 +46,7 @@ __all__ = [
     "DataParallelModel",
     "DistributedDataParallelModel",
     "FullyShardedModel",
+    "SeparateDistributedDataParallelModel",
     "apply_activation_checkpointing",
     "apply_speed_switches",
     "compile_model",

@@ -55,7 +55,7 @@ def distributed_data_parallel(
         _warn_single_process(_name)
         return module
     options.setdefault("broadcast_buffers", False)
-    options.setdefault("device_ids", _device_ids(module))
+    options.setdefault("device_ids", device_ids_of(module))
     return DistributedDataParallelModel(module, **options)
 
 
@@ -124,17 +124,22 @@ def wrap_model(
 
 def build_model_wrapper(model: nn.Module, cfg: Mapping[str, Any]) -> nn.Module:
     """MMEngine's way: ``MODEL_WRAPPERS.build(model_wrapper_cfg)`` in distributed runs only."""
+    if not isinstance(cfg, Mapping):
+        raise TypeError(
+            "model_wrapper_cfg must be a dict such as dict(type='MMDistributedDataParallel', "
+            f"find_unused_parameters=True), but got {type(cfg).__name__}: {cfg!r}"
+        )
     if get_world_size() == 1:
         return model
     cfg = {"type": "MMDistributedDataParallel", **cfg}
     default_args: dict[str, Any] = {"module": model}
     wrapper = MODEL_WRAPPERS.get(cfg["type"]) if isinstance(cfg["type"], str) else cfg["type"]
     if isinstance(wrapper, type) and issubclass(wrapper, nn.parallel.DistributedDataParallel):
-        default_args["device_ids"] = _device_ids(model)
+        default_args["device_ids"] = device_ids_of(model)
     return MODEL_WRAPPERS.build(cfg, default_args=default_args)
 
 
-def _device_ids(module: nn.Module) -> list[int] | None:
+def device_ids_of(module: nn.Module) -> list[int] | None:
     """DDP's ``device_ids``: the model's GPU, or None on the CPU."""
     for param in module.parameters():
         return [param.device.index] if param.device.type == "cuda" else None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +16,7 @@ from runnerx.registry.errors import (
     mark_wrapped,
 )
 from runnerx.registry.registry import Registry
+from runnerx.suggest import close_matches
 
 #: DEBUG lines say what each config built and from where (``log_level='DEBUG'``)
 _logger = logging.getLogger(__name__)
@@ -118,7 +121,7 @@ def _with_context(err: Exception, type_value: Any, obj_type: Any, cfg: Mapping) 
     head = (
         f"while building {origin}" if path is None else f"while building {_where(cfg)} ({origin})"
     )
-    detail = str(err) or type(err).__name__
+    detail = (str(err) or type(err).__name__) + _did_you_mean_argument(err, obj_type)
     message = f"{head}: {detail}"
     wrapped: Exception | None
     try:
@@ -132,6 +135,22 @@ def _with_context(err: Exception, type_value: Any, obj_type: Any, cfg: Mapping) 
         wrapped = RuntimeError(f"{head}: {type(err).__name__}: {detail}")
     mark_wrapped(wrapped)
     return wrapped
+
+
+def _did_you_mean_argument(err: Exception, obj_type: Any) -> str:
+    """For an unexpected keyword argument, the closest argument the type (or a class it
+    inherits from) takes: ``milestone`` -> ``; did you mean 'milestones'?``."""
+    found = re.search(r"unexpected keyword argument '(\w+)'", str(err))
+    if not isinstance(err, TypeError) or found is None:
+        return ""
+    names: set[str] = set()
+    for kind in getattr(obj_type, "__mro__", (obj_type,)):
+        try:
+            names.update(inspect.signature(kind).parameters)
+        except (TypeError, ValueError):  # builtins without a signature
+            continue
+    close = close_matches(found.group(1), sorted(names - {"self", "args", "kwargs"}), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _key_path(cfg: Any) -> str | None:

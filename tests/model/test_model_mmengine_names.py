@@ -14,7 +14,7 @@ mm = pytest.importorskip("mmengine.model")
 
 #: mmengine.model names runnerx leaves out: FSDP1 and separate-DDP wrappers (runnerx has FSDP2
 #: and per-module DDP through `strategy`)
-LEFT_OUT = {"MMFullyShardedDataParallel", "MMSeparateDistributedDataParallel"}
+LEFT_OUT = {"MMFullyShardedDataParallel"}
 
 
 def test_every_mmengine_model_name_is_there():

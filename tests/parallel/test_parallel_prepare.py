@@ -259,3 +259,10 @@ def test_detect_anomalous_params_names_parameters_without_gradient():
     model.unused = nn.Linear(2, 2)
     loss = model(torch.randn(2, 3, 6, 6)).sum()
     assert report_parameters_without_gradient(loss, model) == ["unused.weight", "unused.bias"]
+
+
+def test_a_model_wrapper_cfg_that_is_not_a_dict_names_the_key():
+    from runnerx.parallel.strategies import build_model_wrapper
+
+    with pytest.raises(TypeError, match="model_wrapper_cfg must be a dict"):
+        build_model_wrapper(make_lm(), "MMSeparateDistributedDataParallel")

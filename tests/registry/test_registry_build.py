@@ -165,3 +165,13 @@ def test_error_from_plain_dict_omits_path(models):
     with pytest.raises(TypeError) as info:
         models.build(dict(type="Point", bad=1))
     assert str(info.value).startswith("while building type='Point' from ")
+
+
+def test_an_unexpected_argument_gets_the_closest_one_the_type_takes():
+    import torch
+
+    from runnerx.registry import OPTIMIZERS
+
+    params = torch.nn.Linear(2, 2).parameters()
+    with pytest.raises(TypeError, match="'momentun'; did you mean 'momentum'"):
+        OPTIMIZERS.build(dict(type="SGD", params=params, lr=0.1, momentun=0.9))
