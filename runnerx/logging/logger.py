@@ -33,6 +33,11 @@ _LEVEL_COLOURS = {
     logging.CRITICAL: "red",
 }
 _FORMAT = "%(asctime)s - %(name)s - %(level_tag)s - %(message)s"
+# errors also say where they were logged, as MMEngine's lines do
+_ERROR_FORMAT = (
+    "%(asctime)s - %(name)s - %(level_tag)s - %(pathname)s - %(funcName)s - %(lineno)d - "
+    "%(message)s"
+)
 _DATE_FORMAT = "%Y/%m/%d %H:%M:%S"
 
 #: The logger :func:`print_log` writes to: the one :func:`get_logger` set up or
@@ -41,10 +46,12 @@ _current_logger: logging.Logger | None = None
 
 
 class _LevelFormatter(logging.Formatter):
-    """MMEngine's line layout; the level name is coloured on the console, plain in files."""
+    """MMEngine's line layout; the level name is coloured on the console, plain in files;
+    errors also name the file, function and line that logged them."""
 
     def __init__(self, colour: bool) -> None:
         super().__init__(_FORMAT, datefmt=_DATE_FORMAT)
+        self._error_formatter = logging.Formatter(_ERROR_FORMAT, datefmt=_DATE_FORMAT)
         self._colour = colour
         self._tags: dict[int, str] = {}  # level number -> its (coloured) name, made once
 
@@ -58,6 +65,8 @@ class _LevelFormatter(logging.Formatter):
                 tag = colored(tag, colour, attrs=["underline"])
             self._tags[record.levelno] = tag
         record.level_tag = tag
+        if record.levelno >= logging.ERROR:
+            return self._error_formatter.format(record)
         return super().format(record)
 
 

@@ -145,3 +145,20 @@ def test_run_loggers_keep_their_own_files_and_the_current_one_shows_runnerx_reco
     for word in ("charlie", "delta"):
         assert word in second_text and word not in first_text
     assert " - runnerx.optim.test - INFO - alpha" in first_text
+
+
+def test_error_lines_name_where_they_were_logged_as_mmengines_do(tmp_path):
+    from runnerx.logging import get_run_logger
+
+    logger = get_run_logger(tmp_path / "run.log", "INFO", rank=0)
+
+    def failing_step():
+        logger.error("it broke")
+
+    failing_step()
+    logger.info("fine")
+    lines = (tmp_path / "run.log").read_text().splitlines()
+    assert re.search(
+        r"ERROR - \S+test_logging_logger\.py - failing_step - \d+ - it broke$", lines[0]
+    )
+    assert lines[1].endswith("- runnerx - INFO - fine")
