@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from runnerx.device import get_max_cuda_memory
 from runnerx.dist import all_reduce, get_world_size
 from runnerx.registry import LOG_PROCESSORS
 
@@ -260,6 +261,4 @@ def _max_memory_mb(runner: Any) -> int | None:
     parameter = next(parameters(), None) if parameters is not None else None
     if parameter is None or parameter.device.type != "cuda":
         return None
-    from runnerx.device import get_max_cuda_memory
-
     return get_max_cuda_memory(parameter.device)

@@ -238,18 +238,16 @@ class Runner(MMEngineRunnerAPI):
     def hook_methods(self, point: str, fresh: bool = False) -> list:
         """Bound methods of the hooks that implement ``point``, in priority order (``fresh``:
         asked anew, not remembered from an earlier call)."""
-        from runnerx.hooks import HOOK_POINTS
-
         methods = None if fresh else self._hook_cache.get(point)
-        if methods is None and point in HOOK_POINTS:
-            methods = [
-                getattr(hook, point) for hook in self._hooks if point in hook.overridden_points()
-            ]
-        elif methods is None:  # a point of a custom loop's own: any hook's method of its name
-            methods = [
-                method for hook in self._hooks if callable(method := getattr(hook, point, None))
-            ]
-        self._hook_cache[point] = methods
+        if methods is None:
+            from runnerx.hooks import HOOK_POINTS
+
+            if point in HOOK_POINTS:
+                implements = [point in hook.overridden_points() for hook in self._hooks]
+            else:  # a point of a custom loop's own: any hook's method of that name
+                implements = [callable(getattr(hook, point, None)) for hook in self._hooks]
+            methods = [getattr(h, point) for h, yes in zip(self._hooks, implements) if yes]
+            self._hook_cache[point] = methods
         return methods
 
     def call_hook(self, fn_name: str, **kwargs: Any) -> None:
