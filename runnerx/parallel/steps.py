@@ -28,14 +28,19 @@ class WrappedModelSteps:
     def train_step(self, data: Any, optim_wrapper: Any) -> dict[str, torch.Tensor]:
         """One optimisation step on a batch; returns the log variables."""
         module = self.module
-        if hasattr(optim_wrapper, "items"):  # an OptimWrapperDict: the model steps itself
+        try:
+            context = optim_wrapper.optim_context(self)
+        except NotImplementedError:
+            if not hasattr(optim_wrapper, "items"):
+                raise
+            # an OptimWrapperDict: the model steps its optimizers itself
             raise TypeError(
                 f"{type(self).__name__} runs one optimizer's step, but the optim wrapper holds "
                 f"several ({', '.join(optim_wrapper.keys())}): a model with its own train_step "
                 "for them (a GAN) trains on several ranks with model_wrapper_cfg=dict("
                 "type='MMSeparateDistributedDataParallel'), which calls that train_step"
-            )
-        with optim_wrapper.optim_context(self):
+            ) from None
+        with context:
             data = module.data_preprocessor(data, True)
             losses = self._run_forward(data, mode="loss")
         loss, log_vars = module.parse_losses(losses)
