@@ -101,6 +101,26 @@ COVERED: dict[str, dict[str, str]] = {
         # every name of mmengine.utils (the list comes from the oracle, see _covered)
         **dict.fromkeys(importlib.import_module("mmengine.utils").__all__, "runnerx.utils"),
     },
+    # the helpers MMEngine defines in mmengine.utils.misc, some of which runnerx keeps in
+    # utils.deprecation and utils.package_utils
+    "mmengine.utils.misc": dict.fromkeys(
+        importlib.import_module("mmengine.utils").misc.__dict__.keys()
+        & set(importlib.import_module("mmengine.utils").__all__),
+        "runnerx.utils",
+    ),
+    # torch's classes where MMEngine picked between PyTorch and parrots
+    "mmengine.utils.dl_utils.parrots_wrapper": {
+        **dict.fromkeys(
+            ("get_build_config", "is_rocm_pytorch"), "runnerx.utils.dl_utils.parrots_wrapper"
+        ),
+        "TORCH_VERSION": "runnerx.utils.dl_utils.torch_ops",
+        "SyncBatchNorm": "torch.nn",
+        "_BatchNorm": "torch.nn.modules.batchnorm",
+        "_InstanceNorm": "torch.nn.modules.instancenorm",
+        "_ConvNd": "torch.nn.modules.conv",
+        "_MaxPoolNd": "torch.nn.modules.pooling",
+    },
+    "mmengine.utils.dl_utils.trace": {"is_jit_tracing": "runnerx.utils.dl_utils.torch_ops"},
     "mmengine.dataset": {**_DATA, "COLLATE_FUNCTIONS": "runnerx.registry:FUNCTIONS"},
     "mmengine.dataset.base_dataset": {
         "BaseDataset": "runnerx.data.base_dataset",
@@ -227,6 +247,9 @@ NOT_PORTED: dict[str, set[str]] = {
         *["copytree_from_local", "copytree_to_local", "generate_presigned_url"],
         *["read_base", "version_info"],
     },
+    "mmengine.utils.misc": set(),
+    "mmengine.utils.dl_utils.parrots_wrapper": set(),
+    "mmengine.utils.dl_utils.trace": set(),
     "mmengine.dataset": set(),
     "mmengine.dataset.base_dataset": set(),
     "mmengine.dataset.sampler": set(),

@@ -20,9 +20,16 @@ from typing import Any
 
 from runnerx.config.custom_imports import import_modules_from_strings
 
+# MMEngine defines these in mmengine.utils.misc: code importing them from there finds them
+from runnerx.utils.deprecation import deprecated_api_warning, deprecated_function
+from runnerx.utils.package_utils import check_prerequisites, requires_executable, requires_package
+
 __all__ = [
     "apply_to",
+    "check_prerequisites",
     "concat_list",
+    "deprecated_api_warning",
+    "deprecated_function",
     "get_object_from_string",
     "has_method",
     "import_modules_from_strings",
@@ -33,6 +40,8 @@ __all__ = [
     "is_tuple_of",
     "iter_cast",
     "list_cast",
+    "requires_executable",
+    "requires_package",
     "slice_list",
     "to_1tuple",
     "to_2tuple",

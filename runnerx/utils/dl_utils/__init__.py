@@ -2,7 +2,8 @@
 ``set_multi_processing``, ``has_batch_norm``, ``is_norm``, ``tensor2imgs``, ``load_url``,
 ``TimeCounter``, ``torch_meshgrid``, ``is_jit_tracing``, ``mmcv_full_available``.
 
-Importing this package imports torch.
+Submodules at MMEngine's paths: ``parrots_wrapper`` (torch's norm, conv and pooling bases
+such as ``_BatchNorm``) and ``trace``. Importing this package imports torch.
 """
 
 from .collect_env import collect_env
