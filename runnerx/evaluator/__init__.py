@@ -9,6 +9,7 @@ from .dump_results import DumpResults, add_dump_results
 from .evaluator import Evaluator, build_evaluator
 from .metric import BaseMetric
 from .perplexity import Perplexity
+from .utils import get_metric_value
 
 __all__ = [
     "Accuracy",
@@ -18,4 +19,5 @@ __all__ = [
     "Perplexity",
     "add_dump_results",
     "build_evaluator",
+    "get_metric_value",
 ]

@@ -10,6 +10,11 @@ from runnerx.registry import EVALUATOR, METRICS
 from runnerx.structures import BaseDataElement
 
 
+class _LengthMismatchError(ValueError, AssertionError):
+    """Stored predictions and data of different lengths: a ValueError, and also the
+    AssertionError that MMEngine's ``offline_evaluate`` raises, so either ``except`` works."""
+
+
 def _as_metric(item: Any, where: str) -> BaseMetric:
     """``item`` built with METRICS when it is a config, or itself when it is a metric."""
     if isinstance(item, Mapping):
@@ -102,7 +107,7 @@ class Evaluator:
         collate = None
         if data is not None:
             if len(data) != len(data_samples):
-                raise ValueError(
+                raise _LengthMismatchError(
                     f"data_samples and data must have the same length, but have "
                     f"{len(data_samples)} and {len(data)}"
                 )

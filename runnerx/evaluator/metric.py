@@ -157,3 +157,13 @@ def _to_cpu(leaf: Any) -> Any:
 
 class _FailedOnRankZero(str):
     """What rank 0 broadcasts instead of the metrics when computing them raised."""
+
+
+def __getattr__(name: str) -> Any:
+    """``DumpResults`` at MMEngine's path (``from mmengine.evaluator.metric import
+    DumpResults``); looked up on first use because dump_results imports this module."""
+    if name == "DumpResults":
+        from runnerx.evaluator.dump_results import DumpResults
+
+        return DumpResults
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

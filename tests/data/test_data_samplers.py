@@ -85,6 +85,12 @@ def test_infinite_sampler_splits_the_stream_by_rank():
     assert len(InfiniteSampler(range(5), seed=4, rank=0, world_size=3)) == 2
 
 
+def test_infinite_sampler_size_is_the_dataset_length_on_every_rank():
+    samplers = [InfiniteSampler(range(7), seed=0, rank=r, world_size=3) for r in range(3)]
+    assert [sampler.size for sampler in samplers] == [7, 7, 7]
+    assert [len(sampler) for sampler in samplers] == [3, 3, 3]  # each rank's share of a pass
+
+
 def test_infinite_sampler_rejects_an_empty_dataset():
     with pytest.raises(ValueError, match="non-empty"):
         InfiniteSampler([], seed=0)

@@ -196,6 +196,12 @@ def test_offline_evaluate_checks_lengths_and_chunk_size():
         evaluator.offline_evaluate(samples((1.0, 0)), chunk_size=0)
 
 
+def test_offline_evaluate_length_mismatch_is_also_mmengines_assertion_error():
+    evaluator = Evaluator(MeanError())
+    with pytest.raises(AssertionError, match="same length, but have 2 and 3"):
+        evaluator.offline_evaluate(samples((1.0, 0), (2.0, 0)), data=[1, 2, 3])
+
+
 def test_offline_evaluate_collates_data_chunks():
     evaluator = Evaluator(MeanError())
     data = [dict(inputs=torch.tensor([float(i)])) for i in range(3)]

@@ -22,7 +22,9 @@ class InfiniteSampler(ResumableSampler):
 
     As in MMEngine, a new iteration continues the stream where the last one stopped; the
     state's ``consumed`` counts the samples this rank has taken from the stream (the pass
-    follows from it). ``len(sampler)`` is this rank's share of one pass.
+    follows from it). ``sampler.size`` is the dataset's length, as in MMEngine, but
+    ``len(sampler)`` is this rank's share of one pass, as for DefaultSampler: MMEngine's is
+    the dataset's length, which under N ranks makes a "one pass" ``len(dataloader)`` N passes.
     """
 
     def __init__(
@@ -47,6 +49,11 @@ class InfiniteSampler(ResumableSampler):
                 self._consumed += 1
                 yield index
             stream_position += len(indices) * self.world_size
+
+    @property
+    def size(self) -> int:
+        """The dataset's length (MMEngine's attribute)."""
+        return self.dataset_size
 
     def __len__(self) -> int:
         return math.ceil(self.dataset_size / self.world_size)
