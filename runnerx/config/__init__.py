@@ -7,10 +7,12 @@ from .dict_action import DictAction, parse_option_value
 from .errors import (
     ConfigError,
     ConfigFileNotFoundError,
+    ConfigFormatError,
     ConfigKeyError,
     ConfigSyntaxError,
     DuplicateBaseKeyError,
     InheritanceCycleError,
+    MissingEnvVariableError,
 )
 from .provenance import Explanation, Origin
 from .read_base import read_base
@@ -20,12 +22,14 @@ __all__ = [
     "ConfigDict",
     "ConfigError",
     "ConfigFileNotFoundError",
+    "ConfigFormatError",
     "ConfigKeyError",
     "ConfigSyntaxError",
     "DictAction",
     "DuplicateBaseKeyError",
     "Explanation",
     "InheritanceCycleError",
+    "MissingEnvVariableError",
     "MissingKeyAttributeError",
     "MissingKeyError",
     "Origin",

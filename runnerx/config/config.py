@@ -13,13 +13,16 @@
 
 from __future__ import annotations
 
+import argparse
 import copy
 import os
 import tempfile
 from typing import Any
 
+from .auto_args import add_config_args
 from .config_dict import ConfigDict
 from .custom_imports import import_modules_from_strings
+from .diff import config_diff
 from .dump import dump_text, write_atomically
 from .errors import ConfigError, ConfigKeyError
 from .loader import load_config_file
@@ -108,6 +111,30 @@ class Config:
             cfg = Config.fromfile(path)
         object.__setattr__(cfg, "_filename", None)
         return cfg
+
+    @staticmethod
+    def diff(cfg1: Config | str | os.PathLike, cfg2: Config | str | os.PathLike) -> str:
+        """A unified diff of two configs (objects or file paths) written as Python, keys sorted:
+        ``print(Config.diff('configs/a.py', 'configs/b.py'))`` shows ``-lr = 0.1`` /
+        ``+lr = 0.2`` lines for what differs."""
+        dicts = [
+            (cfg if isinstance(cfg, Config) else Config.fromfile(cfg)).to_dict()
+            for cfg in (cfg1, cfg2)
+        ]
+        return config_diff(*dicts)
+
+    @staticmethod
+    def auto_argparser(description: str | None = None) -> tuple[argparse.ArgumentParser, Config]:
+        """MMEngine's experimental parser made from the config named by the first command-line
+        argument: ``config`` plus a ``--<dotted.key>`` option per value (see
+        :func:`~runnerx.config.auto_args.add_config_args`). Returns ``(parser, cfg)``."""
+        first = argparse.ArgumentParser(description=description, add_help=False)
+        first.add_argument("config", help="config file path")
+        cfg = Config.fromfile(first.parse_known_args()[0].config)
+        parser = argparse.ArgumentParser(description=description)
+        parser.add_argument("config", help="config file path")
+        add_config_args(parser, cfg.to_dict())
+        return parser, cfg
 
     @property
     def filename(self) -> str | None:

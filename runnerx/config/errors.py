@@ -43,11 +43,21 @@ class ConfigFileNotFoundError(ConfigError, FileNotFoundError):
     """A config file, or a base file one of them names, does not exist."""
 
 
+class ConfigFormatError(ConfigError, OSError):
+    """A config file whose suffix is not .py, .json, .yaml or .yml; an ``OSError`` (``IOError``)
+    as in MMEngine."""
+
+
 class ConfigKeyError(KeyError):
     """A key path that does not lead anywhere in a config; the message says why."""
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class MissingEnvVariableError(ConfigError, ConfigKeyError):
+    """A ``{{$NAME:}}`` template names an unset environment variable and gives no default; a
+    ``KeyError`` as in MMEngine."""
 
 
 class DuplicateBaseKeyError(ConfigError, ConfigKeyError):

@@ -20,6 +20,7 @@ from .config_dict import ConfigDict
 from .errors import (
     ConfigError,
     ConfigFileNotFoundError,
+    ConfigFormatError,
     ConfigSyntaxError,
     DuplicateBaseKeyError,
     InheritanceCycleError,
@@ -91,7 +92,7 @@ class _Loader:
             raise InheritanceCycleError(f"config files inherit from each other in a loop: {loop}")
         suffix = os.path.splitext(path)[1]
         if suffix not in SUPPORTED_SUFFIXES:
-            raise ConfigError(f"{path}: a config file must end in .py, .json, .yaml or .yml")
+            raise ConfigFormatError(f"{path}: a config file must end in .py, .json, .yaml or .yml")
         try:
             with open(path, encoding="utf-8") as file:
                 raw = file.read()

@@ -13,7 +13,7 @@ import re
 import uuid
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, MissingEnvVariableError
 
 _FILE_VARS = re.compile(
     r"\{\{\s*(fileDirname|fileBasename|fileBasenameNoExtension|fileExtname)\s*\}\}"
@@ -45,7 +45,7 @@ def substitute_file_and_env_vars(
             return os.environ[name]
         if not default:
             line = text.count("\n", 0, match.start()) + 1
-            raise ConfigError(
+            raise MissingEnvVariableError(
                 f"{path}:{line}: environment variable {name} is not set and "
                 f"{match.group(0)} gives no default. Set {name} or write {{{{${name}:default}}}}."
             )

@@ -17,6 +17,7 @@ from runnerx.registry.errors import (
 )
 from runnerx.registry.registry import Registry
 from runnerx.suggest import close_matches
+from runnerx.utils.manager import ManagerMixin
 
 #: DEBUG lines say what each config built and from where (``log_level='DEBUG'``)
 _logger = logging.getLogger(__name__)
@@ -36,6 +37,12 @@ def build_from_cfg(
 
     An error while constructing is raised again, chained, with the config key path and the
     type in front of the original message (same exception type where possible).
+
+    An instance of a :class:`~runnerx.utils.ManagerMixin` class (a Visualizer, your own
+    managed class) is made current, as in MMEngine, so ``Cls.get_current_instance()`` returns
+    what was just built. Unlike MMEngine, which returns the instance that already has the
+    ``name``, a build always makes a new one (it replaces the old one under that name): a
+    second run's visualizer never writes into the first run's folder.
     """
     cfg = _as_mapping(cfg)
     if not isinstance(cfg, Mapping):
@@ -43,6 +50,7 @@ def build_from_cfg(
             "cfg must be a dict (or ConfigDict) with a 'type' key, but got "
             f"{type(cfg).__name__}: {_short(cfg)}"
         )
+    default_args = _as_mapping(default_args)
     if default_args is not None and not isinstance(default_args, Mapping):
         raise TypeError(f"default_args must be a dict or None, but got {type(default_args)}")
     if not isinstance(registry, Registry):
@@ -63,6 +71,8 @@ def build_from_cfg(
             if is_wrapped(err):
                 raise
             raise _with_context(err, type_value, obj_type, cfg) from err
+        if isinstance(built, ManagerMixin) and hasattr(built, "_instance_name"):
+            built._register_instance()
     if _logger.isEnabledFor(logging.DEBUG):
         where = f"{getattr(obj_type, '__module__', '?')}.{getattr(obj_type, '__qualname__', '?')}"
         _logger.debug(
@@ -74,7 +84,8 @@ def build_from_cfg(
 
 def _as_mapping(cfg: Any) -> Any:
     """A whole ``Config`` (iterable, indexable, with ``to_dict``) is read as its top-level dict,
-    as MMEngine's build_from_cfg accepts a Config; anything else is returned unchanged."""
+    as MMEngine's build_from_cfg accepts a Config (as ``cfg`` or ``default_args``); anything
+    else is returned unchanged."""
     kind = type(cfg)
     if isinstance(cfg, Mapping) or not all(
         hasattr(kind, attr) for attr in ("to_dict", "__getitem__", "__iter__")

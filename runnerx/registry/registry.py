@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-import types
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -18,8 +17,6 @@ from runnerx.registry.errors import (
     registry_table,
 )
 from runnerx.registry.scopes import MMENGINE_SCOPE, alias_of, import_scope_registry
-
-_REGISTRABLE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 class Registry:
@@ -136,16 +133,19 @@ class Registry:
         *,
         replaceable: bool = False,
     ) -> Any:
-        """Register a class or function, as a decorator or a plain call.
+        """Register a class, a function or any other callable, as a decorator or a plain call.
 
-        ``name`` defaults to the object's ``__name__``; a list registers aliases. A name that
-        is taken is an error unless ``force=True``, which replaces the entry::
+        ``name`` defaults to the object's ``__name__``; a list registers aliases. A callable
+        without a ``__name__`` (a ``functools.partial``, an instance with ``__call__``) needs
+        ``name=``. A name that is taken is an error unless ``force=True``, which replaces the
+        entry::
 
             @MODELS.register_module()                  # as 'ResNet'
             @MODELS.register_module(name=['R', 'RN'])  # under two names
             class ResNet: ...
 
             MODELS.register_module(name='make_net', module=make_net)
+            MODELS.register_module(name='ResNet18', module=functools.partial(ResNet, depth=18))
 
         ``replaceable=True`` registers a default that yields: a later registration of the same
         name takes the name with a warning instead of failing, and a name already taken is
@@ -169,12 +169,18 @@ class Registry:
     def _register(
         self, module: Any, names: list[str] | None, force: bool, replaceable: bool = False
     ) -> None:
-        if not isinstance(module, _REGISTRABLE):
+        if not callable(module):
             raise TypeError(
-                f"{describe(self)} registers classes and functions, but got "
+                f"{describe(self)} registers classes, functions and other callables, but got "
                 f"{type(module).__name__}: {module!r}"
             )
-        names = names if names is not None else [module.__name__]
+        if names is None:
+            if not isinstance(getattr(module, "__name__", None), str):
+                raise TypeError(
+                    f"{module!r} has no __name__ to register it under in {describe(self)}: "
+                    "pass register_module(name=..., module=...)"
+                )
+            names = [module.__name__]
         taken = [name for name in names if self._module_dict.get(name) not in (None, module)]
         if replaceable and not force:  # a yielding default: the names held already stay so
             names = [name for name in names if name not in taken]
