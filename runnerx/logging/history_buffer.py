@@ -13,6 +13,7 @@ in when it is next read or updated.
 from __future__ import annotations
 
 import math
+import numbers
 from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import islice, repeat
@@ -54,7 +55,7 @@ class HistoryBuffer:
     def __init__(
         self,
         log_history: Iterable[Any] = (),
-        count_history: Iterable[int] = (),
+        count_history: Iterable[int | float] = (),
         max_length: int = 10_000,
     ) -> None:
         """MMEngine's arguments: the values seen so far and their counts (both empty for a
@@ -63,7 +64,7 @@ class HistoryBuffer:
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
         self.max_length = max_length
         self._values: deque[Any] = deque(maxlen=max_length)
-        self._counts: deque[int] = deque(maxlen=max_length)
+        self._counts: deque[int | float] = deque(maxlen=max_length)
         # The newest `_unread` entries may hold tensors and are not yet in the running totals.
         # Folding them in before there are max_length of them means none is ever dropped unread.
         self._unread = 0
@@ -78,19 +79,23 @@ class HistoryBuffer:
         self._max = -math.inf
         history = list(zip(log_history, count_history, strict=True))
         for value, count in history:
-            self.update(float(value), int(count))
+            self.update(float(value), count.item() if hasattr(count, "item") else count)
         if history:
             fold_buffers((self,))
 
-    def update(self, value: Any, count: int = 1) -> None:
-        """Record ``value`` (a Python number, a numpy scalar or a one-element tensor)."""
+    def update(self, value: Any, count: int | float = 1) -> None:
+        """Record ``value`` (a Python number, a numpy scalar or a one-element tensor) as the
+        sum of ``count`` observations (an int or, as MMEngine allows, a float)."""
         if isinstance(value, torch.Tensor):
             if value.numel() != 1:
                 raise ValueError(f"a logged tensor must hold one value, got shape {value.shape}")
         else:
             value = _as_float(value)
-        if not isinstance(count, int):
-            raise TypeError(f"count must be an int, got {type(count).__name__}")
+        if type(count) is not int:  # the usual count checked first, without the ABCs
+            if isinstance(count, bool) or not isinstance(count, numbers.Real):
+                raise TypeError(f"count must be a number, got {type(count).__name__}")
+            # plain Python numbers only, so that state_dict() loads with weights_only=True
+            count = int(count) if isinstance(count, numbers.Integral) else float(count)
         if self._pending:  # appended values are older than this one
             self._take_pending()
         self._values.append(value)
@@ -169,9 +174,9 @@ class HistoryBuffer:
         custom = self._custom_statistics.get(method_name)
         if custom is not None:
             return custom(self, *args, **kwargs)
-        if method_name not in _STATISTICS:
+        if method_name not in _STATISTICS:  # a KeyError, as in MMEngine
             known = (*_STATISTICS, *self._custom_statistics)
-            raise ValueError(f"method_name must be one of {known}, got {method_name!r}")
+            raise KeyError(f"method_name must be one of {known}, got {method_name!r}")
         if method_name == "current":
             return self.current()
         return getattr(self, method_name)(*args, **kwargs)

@@ -9,6 +9,7 @@ hooks read (``get_scalar('train/loss').mean(10)``). Keys follow MMEngine: ``'tra
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -17,6 +18,8 @@ from runnerx.suggest import close_matches
 from runnerx.utils.manager import ManagerMixin
 
 from .history_buffer import HistoryBuffer
+
+_logger = logging.getLogger(__name__)
 
 
 class MessageHub(ManagerMixin):
@@ -30,15 +33,39 @@ class MessageHub(ManagerMixin):
         hub.update_info('epoch', 3)
         MessageHub.get_current_instance() is hub       # True
 
-    A key updated with ``resumed=False`` is left out of :meth:`state_dict`.
+    A key updated with ``resumed=False`` is left out of :meth:`state_dict`. As in MMEngine,
+    a hub can start with ``log_scalars`` (key -> :class:`HistoryBuffer`), ``runtime_info``
+    and ``resumed_keys`` (key -> False leaves that key out of :meth:`state_dict`).
     """
 
-    def __init__(self, name: str = "runnerx", max_length: int = 10_000) -> None:
+    def __init__(
+        self,
+        name: str = "runnerx",
+        log_scalars: dict[str, HistoryBuffer] | None = None,
+        runtime_info: dict[str, Any] | None = None,
+        resumed_keys: dict[str, bool] | None = None,
+        *,
+        max_length: int = 10_000,
+    ) -> None:
         super().__init__(name)
         self.max_length = max_length
-        self._log_scalars: dict[str, HistoryBuffer] = {}
-        self._runtime_info: dict[str, Any] = {}
+        self._log_scalars: dict[str, HistoryBuffer] = dict(log_scalars or {})
+        self._runtime_info: dict[str, Any] = dict(runtime_info or {})
         self._not_resumed: set[str] = set()
+        for key, buffer in self._log_scalars.items():
+            if not isinstance(buffer, HistoryBuffer):
+                raise TypeError(
+                    f"MessageHub: log_scalars[{key!r}] must be a HistoryBuffer, "
+                    f"got {type(buffer).__name__}"
+                )
+        for key, resumed in (resumed_keys or {}).items():
+            if key not in self._log_scalars and key not in self._runtime_info:
+                raise ValueError(
+                    f"MessageHub: resumed_keys names {key!r}, which is in neither log_scalars "
+                    "nor runtime_info"
+                )
+            if not resumed:
+                self._not_resumed.add(key)
 
     @classmethod
     def get_instance(cls, name: str, **kwargs: Any) -> MessageHub:
@@ -144,7 +171,7 @@ class MessageHub(ManagerMixin):
                 if key not in self._not_resumed
             },
             "runtime_info": {
-                key: copy.deepcopy(value)
+                key: _copy_of(key, value)
                 for key, value in self._runtime_info.items()
                 if key not in self._not_resumed
             },
@@ -165,10 +192,14 @@ class MessageHub(ManagerMixin):
                 raise KeyError(f"a MessageHub state_dict needs a {key!r} entry")
         for key, saved in state_dict["log_scalars"].items():
             if not isinstance(saved, dict):
+                if not hasattr(saved, "data"):  # as MMEngine does: skipped, not fatal
+                    _logger.warning("message hub: %r is not a scalar buffer, not resumed", key)
+                    continue
                 values, counts = saved.data
                 saved = HistoryBuffer.from_history(values, counts, self.max_length).state_dict()
             self.scalar_buffer(key).load_state_dict(saved)  # in place: appenders stay valid
-        self._runtime_info.update(copy.deepcopy(state_dict["runtime_info"]))
+        for key, value in state_dict["runtime_info"].items():
+            self._runtime_info[key] = _copy_of(key, value)
         for key, resumed in state_dict.get("resumed_keys", {}).items():
             if not resumed:
                 self._not_resumed.add(key)
@@ -218,6 +249,16 @@ class ScalarRecorder:
         (no hook reads them: no LoggerHook); does nothing otherwise."""
         for buffer in self._buffers:
             buffer.limit_unread()
+
+
+def _copy_of(key: str, value: Any) -> Any:
+    """A deep copy of ``value``; the value itself, with a warning, when it cannot be copied
+    (MMEngine's behaviour: a runtime fact holding a lock or a handle does not stop a save)."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        _logger.warning("message hub: runtime info %r cannot be copied; using it as it is", key)
+        return value
 
 
 def _missing_key_message(kind: str, key: str, known: dict) -> str:

@@ -44,6 +44,9 @@ class BaseVisBackend:
     def add_config(self, config: Any, **kwargs: Any) -> None:
         """Record the run's config."""
 
+    def add_graph(self, model: Any, data_batch: Any, **kwargs: Any) -> None:
+        """Record the model's graph (MMEngine's hook point; most backends do nothing)."""
+
     def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
         """Record an image (H x W x 3 RGB, uint8) at ``step``."""
 

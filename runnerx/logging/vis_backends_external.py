@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -72,8 +71,8 @@ class WandbVisBackend(BaseVisBackend):
              define_metric_cfg={'accuracy/top1': 'max'})   # or [dict(name=..., step_metric=...)]
 
     ``commit=False`` makes each log update the pending row instead of adding one.
-    ``watch_kwargs`` is accepted for MMEngine configs and ignored: runnerx's Visualizer has no
-    ``add_graph``.
+    ``visualizer.add_graph(model, data_batch)`` calls ``wandb.watch(model, **watch_kwargs)``,
+    as MMEngine's does.
     """
 
     def __init__(
@@ -93,15 +92,13 @@ class WandbVisBackend(BaseVisBackend):
                 "WandbVisBackend: define_metric_cfg must be a dict {metric: summary} or a "
                 f"list of define_metric keyword dicts, got {define_metric_cfg!r}"
             )
-        if watch_kwargs:
-            warnings.warn(
-                "WandbVisBackend: watch_kwargs is ignored (runnerx's Visualizer has no add_graph)",
-                stacklevel=2,
-            )
+        if watch_kwargs is not None and not isinstance(watch_kwargs, dict):
+            raise TypeError(f"WandbVisBackend: watch_kwargs must be a dict, got {watch_kwargs!r}")
         self._init_kwargs = dict(init_kwargs or {})
         self._define_metric_cfg = define_metric_cfg
         self._commit = commit
         self._log_code_name = log_code_name
+        self._watch_kwargs = dict(watch_kwargs or {})
         self._wandb: Any = None
         self._run: Any = None
 
@@ -132,6 +129,13 @@ class WandbVisBackend(BaseVisBackend):
         allow_val_change = self._init_kwargs.get("allow_val_change", False)
         run.config.update(_config_dict(config), allow_val_change=allow_val_change)
         run.log_code(name=self._log_code_name, exclude_fn=_not_project_code)
+
+    @master_only
+    def add_graph(self, model: Any, data_batch: Any, **kwargs: Any) -> None:
+        """Watch ``model`` (its gradients and parameters, as ``watch_kwargs`` say) in the run;
+        ``data_batch`` is not used."""
+        self._started_run()
+        self._wandb.watch(model, **self._watch_kwargs)
 
     @master_only
     def add_scalars(

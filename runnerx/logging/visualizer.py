@@ -31,6 +31,12 @@ class Visualizer(ManagerMixin):
     skipped, with a warning, when neither its dict nor the Visualizer gives one. The newest
     Visualizer is :meth:`get_current_instance`.
 
+    The arguments are MMEngine's, in its order, so that subclasses written for MMEngine
+    (``super().__init__(name=name, image=image, vis_backends=..., save_dir=...)``) build.
+    ``image``, ``fig_save_cfg`` and ``fig_show_cfg`` belong to MMEngine's drawing API, which
+    is not ported: ``fig_*_cfg`` are kept and unused, and an ``image`` other than None is a
+    NotImplementedError.
+
     .. code-block:: python
 
         vis = Visualizer(vis_backends=[dict(type='LocalVisBackend')], save_dir='work_dirs/x')
@@ -40,10 +46,21 @@ class Visualizer(ManagerMixin):
     def __init__(
         self,
         name: str = "visualizer",
+        image: Any = None,
         vis_backends: dict | BaseVisBackend | list | None = None,
         save_dir: str | os.PathLike | None = None,
+        fig_save_cfg: dict | None = None,
+        fig_show_cfg: dict | None = None,
     ) -> None:
+        if image is not None:
+            raise NotImplementedError(
+                "Visualizer(image=...) sets the canvas of MMEngine's image-drawing API, which "
+                f"runnerx does not port: {_DRAW_INSTEAD}"
+            )
         super().__init__(name)
+        #: MMEngine's matplotlib figure settings (default ``dict(frameon=False)``), unused
+        self.fig_save_cfg = {"frameon": False} if fig_save_cfg is None else fig_save_cfg
+        self.fig_show_cfg = {"frameon": False} if fig_show_cfg is None else fig_show_cfg
         #: set by the Runner from the dataset's ``metainfo`` (MMEngine's attribute)
         self.dataset_meta: dict | None = None
         self._vis_backends: dict[str, BaseVisBackend] = {}
@@ -93,6 +110,13 @@ class Visualizer(ManagerMixin):
         """Record the run's config in every backend."""
         for backend in self._vis_backends.values():
             backend.add_config(config, **kwargs)
+
+    @master_only
+    def add_graph(self, model: Any, data_batch: Any, **kwargs: Any) -> None:
+        """Record the model's graph in every backend that can (``WandbVisBackend`` watches
+        the model with its ``watch_kwargs``; the others do nothing)."""
+        for backend in self._vis_backends.values():
+            backend.add_graph(model, data_batch, **kwargs)
 
     @master_only
     def add_image(self, name: str, image: Any, step: int = 0) -> None:
@@ -148,6 +172,11 @@ class Visualizer(ManagerMixin):
         return name or type(backend).__name__, backend
 
 
+_DRAW_INSTEAD = (
+    "draw on a numpy array (with cv2, PIL or matplotlib) and record it with "
+    "visualizer.add_image(name, image, step)"
+)
+
 #: MMEngine's image-drawing methods, not ported: calling one says what to do instead
 _DRAWING_API = (
     "set_image",
@@ -169,8 +198,7 @@ def _not_ported(method: str) -> Any:
     def refuse(self: Visualizer, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
             f"Visualizer.{method} belongs to MMEngine's image-drawing API, which runnerx does "
-            "not port: draw on a numpy array (with cv2, PIL or matplotlib) and record it with "
-            "visualizer.add_image(name, image, step)"
+            f"not port: {_DRAW_INSTEAD}"
         )
 
     refuse.__name__ = refuse.__qualname__ = method

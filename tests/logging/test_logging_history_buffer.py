@@ -156,7 +156,7 @@ def test_reading_an_empty_buffer_or_a_bad_window_says_so():
     buffer.update(1.0)
     with pytest.raises(ValueError, match="positive int"):
         buffer.mean(0)
-    with pytest.raises(ValueError, match="method_name"):
+    with pytest.raises(KeyError, match="method_name"):  # MMEngine's exception type
         buffer.statistics("median")
 
 
@@ -239,5 +239,25 @@ def test_mmengines_constructor_data_and_registered_statistics():
         return float((values * counts)[-(window_size or len(values)) :].sum())
 
     assert ours.statistics("weighted_sum", 2) == 3 * 2 + 4 * 1
-    with pytest.raises(ValueError, match="weighted_sum"):
+    with pytest.raises(KeyError, match="weighted_sum"):  # MMEngine's exception type
         ours.statistics("median")
+
+
+def test_float_counts_are_mmengines_and_survive_a_weights_only_checkpoint(tmp_path):
+    import numpy as np
+
+    mm_logging = pytest.importorskip("mmengine.logging")
+    ours, theirs = HistoryBuffer(), mm_logging.HistoryBuffer()
+    for value, count in ((3.0, 1.5), (4.0, 2.0), (1.0, 0.5)):  # counts as floats: MMEngine's
+        ours.update(value, count)
+        theirs.update(value, count)
+    ours.update(2.0, np.int64(2))
+    theirs.update(2.0, 2)
+    for got, expected in zip(ours.data, theirs.data, strict=True):
+        assert np.array_equal(got, expected)
+    assert ours.mean() == theirs.mean() and ours.mean(2) == theirs.mean(2)
+    torch.save(ours.state_dict(), tmp_path / "buffer.pth")  # counts stay plain numbers
+    loaded = HistoryBuffer.from_state_dict(torch.load(tmp_path / "buffer.pth", weights_only=True))
+    assert loaded.mean() == ours.mean()
+    with pytest.raises(TypeError, match="count must be a number"):
+        ours.update(1.0, count="2")

@@ -1,6 +1,7 @@
 """MessageHub: named instances, scalars, runtime info, state_dict round trip."""
 
 import json
+import logging
 
 import pytest
 import torch
@@ -149,3 +150,68 @@ def test_scalar_recorder_appends_to_a_message_hub_and_calls_update_scalar_on_oth
     duck = DuckHub()
     ScalarRecorder(duck).appender("train/time")(0.5)
     assert duck.updates == [("train/time", 0.5)]
+
+
+def test_mmengines_constructor_arguments_start_a_hub_with_scalars_and_info():
+    from runnerx.logging import HistoryBuffer
+
+    loss = HistoryBuffer([3.0, 1.0], [1, 1])
+    hub = MessageHub.get_instance(
+        "hub_from_arguments",
+        log_scalars={"train/loss": loss},
+        runtime_info={"epoch": 2, "eta": 5.0},
+        resumed_keys={"train/loss": True, "eta": False},
+    )
+    assert hub.get_scalar("train/loss") is loss and loss.mean() == 2.0
+    assert hub.get_info("epoch") == 2
+    state = hub.state_dict()
+    assert set(state["log_scalars"]) == {"train/loss"}
+    assert state["runtime_info"] == {"epoch": 2}  # 'eta' was not to be resumed
+    with pytest.raises(TypeError, match=r"log_scalars\['a'\] must be a HistoryBuffer, got int"):
+        MessageHub("bad_scalars", log_scalars={"a": 1})
+    with pytest.raises(ValueError, match="resumed_keys names 'iters'"):
+        MessageHub("bad_keys", runtime_info={"iter": 1}, resumed_keys={"iters": False})
+
+
+class _Uncopyable:
+    def __deepcopy__(self, memo):
+        raise RuntimeError("holds a lock")
+
+
+@pytest.fixture
+def hub_warnings(monkeypatch):
+    """The messages message_hub.py logs (caplog misses them once a Runner's logger has
+    taken over the 'runnerx' logger, which does not propagate)."""
+    logger = logging.getLogger("runnerx.logging.message_hub")
+    records = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logger.addHandler(handler)
+    monkeypatch.setattr(logger, "level", logging.WARNING)
+    yield records
+    logger.removeHandler(handler)
+
+
+def test_runtime_info_that_cannot_be_copied_is_saved_and_loaded_as_it_is(hub_warnings):
+    handle, epoch = _Uncopyable(), [3]
+    hub = MessageHub("uncopyable_info")
+    hub.update_info("handle", handle)
+    hub.update_info("epoch", epoch)
+    state = hub.state_dict()
+    assert state["runtime_info"]["handle"] is handle  # MMEngine: a reference, not a failure
+    assert state["runtime_info"]["epoch"] == epoch and state["runtime_info"]["epoch"] is not epoch
+    assert ["'handle' cannot be copied" in r.getMessage() for r in hub_warnings] == [True]
+    resumed = MessageHub("uncopyable_info_resumed")
+    resumed.load_state_dict(state)
+    assert resumed.get_info("handle") is handle
+
+
+def test_loading_skips_a_saved_scalar_that_is_no_buffer(hub_warnings):
+    saved = MessageHub("source_of_b")
+    saved.update_scalar("b", 2.0)
+    state = saved.state_dict()
+    state["log_scalars"]["a"] = 1  # what an old MMEngine checkpoint may hold
+    hub = MessageHub("skips_bad_scalar")
+    hub.load_state_dict(state)
+    assert "a" not in hub.log_scalars and hub.get_scalar("b").current() == 2.0
+    assert ["'a' is not a scalar buffer" in r.getMessage() for r in hub_warnings] == [True]

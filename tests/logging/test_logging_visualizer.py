@@ -130,3 +130,45 @@ def test_importing_runnerx_logging_does_not_import_tensorboard():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_a_visualizer_subclass_written_for_mmengine_builds(tmp_path):
+    import numpy as np
+
+    class DetStyleVisualizer(Visualizer):  # as mmdet's DetLocalVisualizer calls its base
+        def __init__(self, name="visualizer", image=None, vis_backends=None, save_dir=None):
+            super().__init__(name=name, image=image, vis_backends=vis_backends, save_dir=save_dir)
+
+    visualizer = DetStyleVisualizer(
+        "vis_test_det_style", vis_backends=[dict(type="LocalVisBackend")], save_dir=tmp_path
+    )
+    visualizer.add_scalars({"loss": 1.0}, step=3)
+    visualizer.close()
+    assert read_json_lines(tmp_path / "vis_data" / "scalars.json") == [{"loss": 1.0, "step": 3}]
+    assert visualizer.fig_save_cfg == visualizer.fig_show_cfg == dict(frameon=False)
+    # MMEngine's order: name, image, vis_backends, save_dir, fig_save_cfg, fig_show_cfg
+    positional = Visualizer(
+        "vis_test_positional", None, [dict(type="LocalVisBackend")], tmp_path / "p", {"dpi": 50}
+    )
+    assert list(positional.vis_backends) == ["LocalVisBackend"]
+    assert positional.fig_save_cfg == {"dpi": 50}
+    with pytest.raises(NotImplementedError, match=r"image=.*add_image"):
+        Visualizer("vis_test_image", image=np.zeros((4, 4, 3), np.uint8))
+
+
+def test_add_graph_reaches_every_backend(tmp_path):
+    import torch
+
+    from runnerx.logging import BaseVisBackend
+
+    class GraphRecorder(BaseVisBackend):
+        def add_graph(self, model, data_batch, **kwargs):
+            self.graph = (model, data_batch, kwargs)
+
+    recorder = GraphRecorder()
+    visualizer = Visualizer(
+        "vis_test_graph", vis_backends=[dict(type="LocalVisBackend"), recorder], save_dir=tmp_path
+    )
+    model, batch = torch.nn.Linear(2, 1), [dict(inputs=torch.ones(2))]
+    visualizer.add_graph(model, batch, verbose=True)  # LocalVisBackend has none: no-op
+    assert recorder.graph == (model, batch, {"verbose": True})

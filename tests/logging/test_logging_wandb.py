@@ -212,8 +212,33 @@ def test_bad_arguments_are_named(tmp_path):
         WandbVisBackend(tmp_path, define_metric_cfg="acc")
     with pytest.raises(TypeError, match="init_kwargs must be a dict"):
         WandbVisBackend(tmp_path, init_kwargs=["offline"])
-    with pytest.warns(UserWarning, match="watch_kwargs is ignored"):
-        WandbVisBackend(tmp_path, watch_kwargs=dict(log_freq=10))
+    with pytest.raises(TypeError, match="watch_kwargs must be a dict"):
+        WandbVisBackend(tmp_path, watch_kwargs=["gradients"])
+
+
+def test_add_graph_watches_the_model_with_watch_kwargs(tmp_path, wandb_home):
+    import torch
+
+    from runnerx.logging import Visualizer
+
+    visualizer = Visualizer(
+        name="wandb_add_graph",
+        vis_backends=[
+            dict(type="LocalVisBackend"),  # has no graph to record: does nothing
+            dict(type="WandbVisBackend", init_kwargs=OFFLINE, watch_kwargs=dict(log_freq=1)),
+        ],
+        save_dir=tmp_path,
+    )
+    model = torch.nn.Linear(3, 1)
+    visualizer.add_graph(model, data_batch=None)  # MMEngine: wandb.watch(model, **watch_kwargs)
+    model(torch.ones(2, 3)).sum().backward()
+    visualizer.add_scalars({"loss": 1.0}, step=1)
+    visualizer.close()
+
+    (row,) = history_rows(run_records(tmp_path / "vis_data"))
+    assert row["loss"] == 1.0
+    # the watch hooks logged a histogram of each parameter's gradient into the same row
+    assert row["gradients/weight/_type"] == row["gradients/bias/_type"] == "histogram"
 
 
 def test_importing_runnerx_logging_imports_neither_wandb_nor_mlflow():
