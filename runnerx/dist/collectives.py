@@ -29,8 +29,10 @@ import numpy as np
 import torch
 import torch.distributed as torch_dist
 
+from runnerx.utils.errors import TypeAssertionError
+
 from .device import get_comm_device
-from .utils import DistTypeError, get_rank, get_world_size
+from .utils import get_rank, get_world_size
 
 if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
@@ -159,13 +161,15 @@ def all_reduce_dict(
     in the promoted one (an int value averaged to a fraction, for example).
     """
     if not isinstance(data, dict):
-        raise DistTypeError(f"data must be a dict of tensors, but got {type(data).__name__}")
+        raise TypeAssertionError(f"data must be a dict of tensors, but got {type(data).__name__}")
     name = _checked_op(op)
     if get_world_size(group) == 1:
         return data
     for key, value in data.items():
         if not isinstance(value, torch.Tensor):
-            raise DistTypeError(f"data[{key!r}] must be a tensor, but got {type(value).__name__}")
+            raise TypeAssertionError(
+                f"data[{key!r}] must be a tensor, but got {type(value).__name__}"
+            )
     keys = sorted(data)
     data.update(zip(keys, _reduced([data[key] for key in keys], name, group, None), strict=True))
     return data
@@ -189,7 +193,7 @@ def broadcast_object_list(
     """Replace the items of ``data`` by those of rank ``src``'s list (picklable objects; the
     lists have the same length on every rank), in place, and return it."""
     if not isinstance(data, list):
-        raise DistTypeError(f"data must be a list, but got {type(data).__name__}")
+        raise TypeAssertionError(f"data must be a list, but got {type(data).__name__}")
     if get_world_size(group) > 1:
         torch_dist.broadcast_object_list(data, src=src, group=group, device=get_comm_device(group))
     return data

@@ -21,8 +21,10 @@ import os
 import pickle
 from itertools import zip_longest
 
+from runnerx.utils.errors import ValueAssertionError
+
 from .collectives import all_gather_object
-from .utils import DistValueError, barrier, get_dist_info
+from .utils import barrier, get_dist_info
 
 _MISSING = object()
 _DEVICES = ("cpu", "gpu", "npu")
@@ -44,7 +46,7 @@ def collect_results(
     if device == "cpu":
         return collect_results_cpu(results, size, tmpdir)
     if tmpdir is not None:
-        raise DistValueError(f"tmpdir must be None when device is {device!r}, got {tmpdir!r}")
+        raise ValueAssertionError(f"tmpdir must be None when device is {device!r}, got {tmpdir!r}")
     return collect_results_gpu(results, size)
 
 

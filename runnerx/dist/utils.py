@@ -1,5 +1,5 @@
-"""Rank, world and process-group queries (the names of ``mmengine.dist``), the per-node group,
-and the argument errors the other modules of runnerx.dist raise.
+"""Rank, world and process-group queries (the names of ``mmengine.dist``) and the per-node
+group.
 
 Everything works without an initialised process group: rank 0 of a world of 1, no backend
 and no groups. ``group=None`` means the default group. The collectives are in
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch.distributed as torch_dist
 
+from runnerx.utils.errors import ValueAssertionError
+
 if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
 
@@ -22,15 +24,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: the group of this node's processes, made by init_local_group
 _local_group: ProcessGroup | None = None
-
-
-class DistTypeError(TypeError, AssertionError):
-    """An argument of the wrong type. Also an AssertionError, which MMEngine raises for these
-    checks, so code written against it that catches that still does."""
-
-
-class DistValueError(ValueError, AssertionError):
-    """An argument of the wrong value (also an AssertionError, as in MMEngine)."""
 
 
 def is_distributed() -> bool:
@@ -88,12 +81,12 @@ def init_local_group(node_rank: int, num_gpus_per_node: int) -> None:
     if _local_group is not None:
         raise RuntimeError("init_local_group was called already: the local group exists")
     if not isinstance(num_gpus_per_node, int) or num_gpus_per_node < 1:
-        raise DistValueError(
+        raise ValueAssertionError(
             f"num_gpus_per_node must be a positive int, but got {num_gpus_per_node!r}"
         )
     rank, world_size = get_dist_info()
     if rank // num_gpus_per_node != node_rank:
-        raise DistValueError(
+        raise ValueAssertionError(
             f"node_rank={node_rank!r} does not hold rank {rank}: with num_gpus_per_node="
             f"{num_gpus_per_node} rank {rank} is on node {rank // num_gpus_per_node}"
         )

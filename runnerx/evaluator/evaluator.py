@@ -8,11 +8,7 @@ from typing import Any
 from runnerx.evaluator.metric import BaseMetric
 from runnerx.registry import EVALUATOR, METRICS
 from runnerx.structures import BaseDataElement
-
-
-class _LengthMismatchError(ValueError, AssertionError):
-    """Stored predictions and data of different lengths: a ValueError, and also the
-    AssertionError that MMEngine's ``offline_evaluate`` raises, so either ``except`` works."""
+from runnerx.utils.errors import ValueAssertionError
 
 
 def _as_metric(item: Any, where: str) -> BaseMetric:
@@ -107,7 +103,7 @@ class Evaluator:
         collate = None
         if data is not None:
             if len(data) != len(data_samples):
-                raise _LengthMismatchError(
+                raise ValueAssertionError(
                     f"data_samples and data must have the same length, but have "
                     f"{len(data_samples)} and {len(data)}"
                 )

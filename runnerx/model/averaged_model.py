@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from runnerx.registry import MODELS
+from runnerx.utils.errors import ValueAssertionError
 
 _FOREACH_LERP = hasattr(torch, "_foreach_lerp_")
 _FOREACH_COPY = hasattr(torch, "_foreach_copy_")
@@ -155,7 +156,7 @@ class ExponentialMovingAverage(BaseAveragedModel):
     ) -> None:
         super().__init__(model, interval, device, update_buffers)
         if not 0.0 < momentum < 1.0:
-            raise ValueError(f"momentum must be in (0, 1), but got {momentum}")
+            raise ValueAssertionError(f"momentum must be in (0, 1), but got {momentum}")
         if momentum > 0.5:
             warnings.warn(
                 f"EMA momentum {momentum} is the weight of the *new* value and is usually small "
@@ -184,7 +185,7 @@ class MomentumAnnealingEMA(ExponentialMovingAverage):
     ) -> None:
         super().__init__(model, momentum, interval, device, update_buffers)
         if gamma <= 0:
-            raise ValueError(f"gamma must be > 0, but got {gamma}")
+            raise ValueAssertionError(f"gamma must be > 0, but got {gamma}")
         self.gamma = gamma
 
     def lerp_weight(self, steps: int) -> float:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from torch import nn
 
+from runnerx.model.initializers import PretrainedInit
 from runnerx.model.weight_init import initialize
 
 logger = logging.getLogger(__name__)
@@ -41,23 +42,40 @@ class BaseModule(nn.Module):
         self._is_init = value
 
     def init_weights(self) -> None:
-        """Apply ``init_cfg`` to this module, call the children's ``init_weights``, then load
-        any ``Pretrained`` entry. A second call does nothing."""
+        """Apply ``init_cfg`` to this module, call the children's ``init_weights`` (for a
+        model wrapper without one, its module's), then load any ``Pretrained`` entry. A second
+        call does nothing."""
         if self._is_init:
             logger.warning("init_weights of %s was called more than once", type(self).__name__)
             return
         cfgs = self.init_cfg or []
         cfgs = [cfgs] if isinstance(cfgs, Mapping) else list(cfgs)
-        pretrained = [cfg for cfg in cfgs if cfg.get("type") == "Pretrained"]
-        others = [cfg for cfg in cfgs if cfg.get("type") != "Pretrained"]
+        pretrained = [cfg for cfg in cfgs if _is_pretrained(cfg)]
+        others = [cfg for cfg in cfgs if not _is_pretrained(cfg)]
         if others:
             initialize(self, others)
         for child in self.children():
+            child = _unwrapped(child)
             if hasattr(child, "init_weights") and not getattr(child, "is_init", False):
                 child.init_weights()
         if pretrained:
             initialize(self, pretrained)
         self._is_init = True
+
+
+def _is_pretrained(cfg: Mapping) -> bool:
+    return cfg.get("type") in ("Pretrained", PretrainedInit)
+
+
+def _unwrapped(child: nn.Module) -> nn.Module:
+    """``child.module`` when ``child`` is a model wrapper (e.g. the DDP that
+    MMSeparateDistributedDataParallel puts around each sub-module) without ``init_weights``
+    of its own, so that the wrapped module is still initialised; else ``child``."""
+    if hasattr(child, "init_weights") or not isinstance(getattr(child, "module", None), nn.Module):
+        return child
+    from runnerx.parallel.unwrap import is_model_wrapper  # runnerx.parallel builds on models
+
+    return child.module if is_model_wrapper(child) else child
 
 
 class Sequential(BaseModule, nn.Sequential):

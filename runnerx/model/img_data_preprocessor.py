@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from runnerx.model.data_preprocessor import BaseDataPreprocessor
 from runnerx.registry import MODELS
+from runnerx.utils.errors import ValueAssertionError
 
 
 @MODELS.register_module()
@@ -36,14 +37,14 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
     ) -> None:
         super().__init__(non_blocking)
         if bgr_to_rgb and rgb_to_bgr:
-            raise ValueError("bgr_to_rgb and rgb_to_bgr cannot both be True")
+            raise ValueAssertionError("bgr_to_rgb and rgb_to_bgr cannot both be True")
         if (mean is None) != (std is None):
-            raise ValueError("mean and std must be given together (or both left None)")
+            raise ValueAssertionError("mean and std must be given together (or both left None)")
         self._enable_normalize = mean is not None
         if mean is not None:
             for key, values in (("mean", mean), ("std", std)):
                 if len(values) not in (1, 3):
-                    raise ValueError(
+                    raise ValueAssertionError(
                         f"{key} must have 1 value (gray or shared) or 3 (one per channel), "
                         f"but got {len(values)}: {list(values)}"
                     )
@@ -59,7 +60,7 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
         inputs = data["inputs"]
         if isinstance(inputs, torch.Tensor):
             if inputs.dim() != 4:
-                raise ValueError(
+                raise ValueAssertionError(
                     "ImgDataPreprocessor takes an (N, C, H, W) tensor or a list of (C, H, W) "
                     f"tensors, but got a tensor of shape {tuple(inputs.shape)}"
                 )
@@ -84,7 +85,7 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
         images = images.float()
         if self._enable_normalize:
             if self.mean.shape[0] == 3 and images.shape[channel_dim] != 3:
-                raise ValueError(
+                raise ValueAssertionError(
                     "mean/std have 3 values, so images need 3 channels, but got shape "
                     f"{tuple(images.shape)}"
                 )
@@ -106,9 +107,11 @@ def stack_batch(
     """Stack tensors of shape ``(C, *spatial)`` into one batch, padding every spatial size at
     the end up to the batch's largest, rounded up to a multiple of ``pad_size_divisor``."""
     if not tensors:
-        raise ValueError("stack_batch needs at least one tensor")
+        raise ValueAssertionError("stack_batch needs at least one tensor")
     if len({tensor.dim() for tensor in tensors}) != 1:
-        raise ValueError(f"cannot stack tensors of shapes {[tuple(t.shape) for t in tensors]}")
+        raise ValueAssertionError(
+            f"cannot stack tensors of shapes {[tuple(t.shape) for t in tensors]}"
+        )
     spatial_dims = range(1, tensors[0].dim())
     target = {
         dim: _round_up(max(tensor.shape[dim] for tensor in tensors), pad_size_divisor)

@@ -12,6 +12,7 @@ from torch import nn
 
 from runnerx.model.base_model import BaseModel
 from runnerx.registry import MODELS
+from runnerx.utils.errors import TypeAssertionError
 
 
 @MODELS.register_module()
@@ -73,7 +74,7 @@ class BaseTTAModel(BaseModel):
                 f"dict(type='MyNet', ...)) or an nn.Module, but got {type(module).__name__}"
             )
         if not callable(getattr(self.module, "test_step", None)):
-            raise TypeError(
+            raise TypeAssertionError(
                 f"{type(self).__name__} wraps {type(self.module).__name__}, which has no "
                 "test_step; the module must be a model with test_step (e.g. a BaseModel)"
             )

@@ -33,6 +33,7 @@ import torch
 from torch import nn
 from torch.nn.init import trunc_normal_
 
+from runnerx.model.errors import InitCfgOverrideError
 from runnerx.registry import WEIGHT_INITIALIZERS, NotRegisteredError
 from runnerx.suggest import close_matches
 from runnerx.utils import lazy_attributes
@@ -189,7 +190,7 @@ def _initialize_override(module: nn.Module, entry: dict, parent_cfg: dict) -> No
     target = getattr(module, name, None)
     if not isinstance(target, nn.Module):
         children = [child for child, _ in module.named_children()]
-        raise ValueError(
+        raise InitCfgOverrideError(
             f"init_cfg override names {name!r}, but {type(module).__name__} has no such "
             f"child module (children: {children})"
         )

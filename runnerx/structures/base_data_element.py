@@ -16,19 +16,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
+
 #: The two sets of field names; neither can be set as a field nor replaced once set.
 _PRIVATE = ("_metainfo_fields", "_data_fields")
 _MISSING = object()
-
-
-class StructureTypeError(TypeError, AssertionError):
-    """A value of the wrong type for a data element. Also an AssertionError, which MMEngine
-    raises for these checks, so code written against it that catches that still does."""
-
-
-class StructureValueError(ValueError, AssertionError):
-    """A value of the wrong shape, length or range for a data element (also an
-    AssertionError, as in MMEngine)."""
 
 
 class _FieldNames(MutableSet):
@@ -92,7 +84,7 @@ class BaseDataElement:
     def set_metainfo(self, metainfo: dict) -> None:
         """Add or change metainfo fields (the values are deep-copied)."""
         if not isinstance(metainfo, dict):
-            raise StructureTypeError(
+            raise TypeAssertionError(
                 f"metainfo must be a dict, but got {type(metainfo).__name__}: {metainfo!r}"
             )
         for name, value in copy.deepcopy(metainfo).items():
@@ -101,7 +93,7 @@ class BaseDataElement:
     def set_data(self, data: dict) -> None:
         """Add or change data fields, as ``setattr`` would (so properties' setters run)."""
         if not isinstance(data, dict):
-            raise StructureTypeError(f"data must be a dict, but got {type(data).__name__}")
+            raise TypeAssertionError(f"data must be a dict, but got {type(data).__name__}")
         for name, value in data.items():
             setattr(self, name, value)
 
@@ -115,14 +107,14 @@ class BaseDataElement:
         """Set field ``name`` of kind ``field_type`` ('data' or 'metainfo') to ``value``,
         checking it is a ``dtype`` when one is given (for properties' setters)."""
         if field_type not in ("metainfo", "data"):
-            raise StructureValueError(
+            raise ValueAssertionError(
                 f"field_type must be 'metainfo' or 'data', but got {field_type!r}"
             )
         if dtype is not None and not isinstance(value, dtype):
             expected = " or ".join(
                 t.__name__ for t in (dtype if isinstance(dtype, tuple) else [dtype])
             )
-            raise StructureTypeError(
+            raise TypeAssertionError(
                 f"{type(self).__name__}.{name} must be a {expected}, but got {type(value).__name__}"
             )
         if name in _PRIVATE:
@@ -159,7 +151,7 @@ class BaseDataElement:
     def update(self, instance: BaseDataElement) -> None:
         """Add or change this element's fields with those of ``instance``."""
         if not isinstance(instance, BaseDataElement):
-            raise StructureTypeError(
+            raise TypeAssertionError(
                 f"update() takes a BaseDataElement, but got {type(instance).__name__}"
             )
         self.set_metainfo(dict(instance.metainfo_items()))

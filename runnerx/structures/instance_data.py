@@ -14,8 +14,8 @@ import torch
 from runnerx.structures.base_data_element import (
     _PRIVATE,
     BaseDataElement,
-    StructureTypeError,
-    StructureValueError,
+    TypeAssertionError,
+    ValueAssertionError,
 )
 
 _SEQUENCES = (str, list, tuple)
@@ -30,18 +30,18 @@ def _as_index_tensor(item: list | np.ndarray | torch.Tensor) -> torch.Tensor:
         if item.dtype.kind in "iu":
             item = item.astype(np.int64)
         elif item.dtype != np.bool_:
-            raise StructureTypeError(
+            raise TypeAssertionError(
                 f"InstanceData can be indexed by integer or bool arrays, but got dtype {item.dtype}"
             )
         item = torch.from_numpy(item)
     if item.dtype != torch.bool:
         if item.dtype.is_floating_point or item.dtype.is_complex:
-            raise StructureTypeError(
+            raise TypeAssertionError(
                 f"InstanceData can be indexed by integer or bool tensors, but got {item.dtype}"
             )
         item = item.long()
     if item.dim() != 1:
-        raise StructureValueError(
+        raise ValueAssertionError(
             "InstanceData index tensors select along the instances and must be 1-D, but got "
             f"shape {tuple(item.shape)}"
         )
@@ -91,13 +91,13 @@ class InstanceData(BaseDataElement):
         """``instances.name = value`` sets a data field with one entry per instance."""
         if name not in _PRIVATE:
             if not isinstance(value, Sized):
-                raise StructureTypeError(
+                raise TypeAssertionError(
                     f"InstanceData field {name!r} must have a length (a tensor, array, list, "
                     f"...), but got {type(value).__name__}"
                 )
             length = len(self)
             if length and len(value) != length:
-                raise StructureValueError(
+                raise ValueAssertionError(
                     f"InstanceData field {name!r} has length {len(value)}, but this "
                     f"InstanceData holds {length} instances"
                 )
@@ -124,7 +124,7 @@ class InstanceData(BaseDataElement):
         elif isinstance(item, (list, np.ndarray, torch.Tensor)):
             return self._take(_as_index_tensor(item))
         elif not isinstance(item, slice):
-            raise StructureTypeError(
+            raise TypeAssertionError(
                 "InstanceData can be indexed by a str, int, slice, list, numpy array or "
                 f"integer or bool tensor, but got {type(item).__name__}"
             )
@@ -137,7 +137,7 @@ class InstanceData(BaseDataElement):
         """The instances at a bool mask or int64 positions tensor."""
         is_mask = index.dtype == torch.bool
         if is_mask and len(index) != len(self):
-            raise StructureValueError(
+            raise ValueAssertionError(
                 f"a bool index must have one entry per instance: it has {len(index)}, but "
                 f"this InstanceData holds {len(self)} instances"
             )
@@ -174,16 +174,16 @@ class InstanceData(BaseDataElement):
         gives that element itself."""
         if not all(isinstance(instances, InstanceData) for instances in instances_list):
             kinds = sorted({type(instances).__name__ for instances in instances_list})
-            raise StructureTypeError(f"InstanceData.cat takes InstanceData only, but got {kinds}")
+            raise TypeAssertionError(f"InstanceData.cat takes InstanceData only, but got {kinds}")
         if len(instances_list) == 0:
-            raise StructureValueError("InstanceData.cat needs at least one InstanceData")
+            raise ValueAssertionError("InstanceData.cat needs at least one InstanceData")
         if len(instances_list) == 1:
             return instances_list[0]
         first = instances_list[0]
         keys = set(first.all_keys())
         for index, instances in enumerate(instances_list[1:], start=1):
             if set(instances.all_keys()) != keys:
-                raise StructureValueError(
+                raise ValueAssertionError(
                     f"InstanceData.cat needs the same fields in every element, but element 0 "
                     f"has {sorted(keys)} and element {index} has {sorted(instances.all_keys())}"
                 )

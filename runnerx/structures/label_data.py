@@ -7,14 +7,14 @@ import torch
 
 from runnerx.structures.base_data_element import (
     BaseDataElement,
-    StructureTypeError,
-    StructureValueError,
+    TypeAssertionError,
+    ValueAssertionError,
 )
 
 
 def _check_tensor(value: object, name: str) -> None:
     if not isinstance(value, torch.Tensor):
-        raise StructureTypeError(f"{name} must be a torch.Tensor, but got {type(value).__name__}")
+        raise TypeAssertionError(f"{name} must be a torch.Tensor, but got {type(value).__name__}")
 
 
 class LabelData(BaseDataElement):
@@ -43,7 +43,7 @@ class LabelData(BaseDataElement):
         tensor of class indices below ``num_classes``)."""
         _check_tensor(label, "label")
         if label.numel() and label.max() >= num_classes:
-            raise StructureValueError(
+            raise ValueAssertionError(
                 f"label {label.max().item()} is out of range for num_classes={num_classes}"
             )
         onehot = label.new_zeros((num_classes,))

@@ -11,8 +11,8 @@ import torch
 from runnerx.structures.base_data_element import (
     _PRIVATE,
     BaseDataElement,
-    StructureTypeError,
-    StructureValueError,
+    TypeAssertionError,
+    ValueAssertionError,
 )
 
 
@@ -33,18 +33,18 @@ class PixelData(BaseDataElement):
         """``pixels.name = value`` sets a data field of shape (C, H, W) or (H, W)."""
         if name not in _PRIVATE:
             if not isinstance(value, (torch.Tensor, np.ndarray)):
-                raise StructureTypeError(
+                raise TypeAssertionError(
                     f"PixelData field {name!r} must be a torch.Tensor or numpy.ndarray, but "
                     f"got {type(value).__name__}"
                 )
             if value.ndim not in (2, 3):
-                raise StructureValueError(
+                raise ValueAssertionError(
                     f"PixelData field {name!r} must have shape (C, H, W) or (H, W), but has "
                     f"shape {tuple(value.shape)}"
                 )
             shape = self.shape
             if shape is not None and tuple(value.shape[-2:]) != shape:
-                raise StructureValueError(
+                raise ValueAssertionError(
                     f"PixelData field {name!r} has height and width {tuple(value.shape[-2:])}, "
                     f"but this PixelData's are {shape}"
                 )
@@ -63,7 +63,7 @@ class PixelData(BaseDataElement):
         """The pixels at ``(rows, columns)`` (each an int or a slice; an int keeps its
         dimension) of every field, as a new PixelData with the same metainfo."""
         if not isinstance(item, tuple) or len(item) != 2:
-            raise StructureTypeError(
+            raise TypeAssertionError(
                 f"PixelData is indexed by (rows, columns), each an int or a slice, but got {item!r}"
             )
         shape = self.shape or (0, 0)
@@ -76,7 +76,7 @@ class PixelData(BaseDataElement):
                     raise IndexError(f"index {position} is out of range for size {size}")
                 index.append(slice(position, position + 1 or None))
             else:
-                raise StructureTypeError(
+                raise TypeAssertionError(
                     f"PixelData indices must be ints or slices, but got {type(position).__name__}"
                 )
         selected = type(self)(metainfo=self.metainfo)

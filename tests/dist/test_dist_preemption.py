@@ -7,7 +7,6 @@ checkpoints (a folder every rank writes to).
 """
 
 import os
-import pickle
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ import torch.distributed as dist
 
 from runnerx import HOOKS, Config
 from runnerx.checkpoint.runner_state import find_latest_checkpoint
-from runnerx.dist.launch import shutdown_dist
 from runnerx.hooks import Hook, preempted_by
 from runnerx.parallel import model_state_dict
 from runnerx.runner import Runner

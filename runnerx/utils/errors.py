@@ -1,0 +1,21 @@
+"""Errors for bad arguments that MMEngine checks with ``assert``.
+
+Each is the specific type runnerx raises (a ValueError or a TypeError, with a message naming
+what was wrong) and also an AssertionError, so ``except AssertionError`` in code written for
+MMEngine keeps catching it::
+
+    from runnerx.utils.errors import ValueAssertionError
+
+    try:
+        raise ValueAssertionError("momentum must be in (0, 1), got 2")
+    except AssertionError as error:      # MMEngine's type
+        assert isinstance(error, ValueError)
+"""
+
+
+class ValueAssertionError(ValueError, AssertionError):
+    """A bad value (also an AssertionError, as MMEngine reports it)."""
+
+
+class TypeAssertionError(TypeError, AssertionError):
+    """A value of the wrong type (also an AssertionError, as MMEngine reports it)."""
