@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from runnerx.fileio.paths import backend_args_of, local_path
 from runnerx.logging import print_log
 
 from .io import load_model_weights
@@ -45,14 +46,42 @@ def get_state_dict(
     module: nn.Module, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
 ) -> dict:
     """The state dict of the model inside ``module``'s wrappers (DDP, compile, ...), so that
-    its keys have no ``module.`` in front; added to ``destination`` when one is given."""
-    from runnerx.parallel import unwrap
+    its keys have no ``module.`` in front, nor do the keys of submodules that are wrapped
+    themselves (``MMSeparateDistributedDataParallel`` wraps each one, as MMEngine's
+    ``get_state_dict`` sees); added to ``destination`` when one is given."""
+    from runnerx.parallel.unwrap import is_model_wrapper, unwrap
 
-    state = unwrap(module).state_dict(prefix=prefix, keep_vars=keep_vars)
+    model = unwrap(module)
+    state = model.state_dict(prefix=prefix, keep_vars=keep_vars)
+    wrapped = [
+        prefix + name
+        for name, child in model.named_modules()
+        if child is not model and is_model_wrapper(child)
+    ]
+    # the deepest first: a wrapper inside a wrapper leaves before the one around it
+    for path in sorted(wrapped, key=lambda path: path.count("."), reverse=True):
+        state = _without_wrapper(state, path)
     if destination is None:
         return state
     destination.update(state)
     return destination
+
+
+def _without_wrapper(state: OrderedDict, path: str) -> OrderedDict:
+    """``state`` with the keys under ``<path>.module`` moved to ``<path>``: the wrapper at
+    ``path`` taken out (its version ``_metadata`` too; the wrapped module's moves up)."""
+    inner = f"{path}.module"
+
+    def moved(key: str) -> str:
+        return path + key[len(inner) :] if key == inner or key.startswith(f"{inner}.") else key
+
+    renamed = OrderedDict((moved(key), value) for key, value in state.items())
+    metadata = getattr(state, "_metadata", None)
+    if metadata is not None:
+        renamed._metadata = OrderedDict(  # type: ignore[attr-defined]
+            (moved(key), value) for key, value in metadata.items() if key != path
+        )
+    return renamed
 
 
 def load_state_dict(
@@ -107,11 +136,9 @@ def save_checkpoint(
     backend_args: dict | None = None,
 ) -> None:
     """Write ``checkpoint`` to the local path ``filename`` atomically (the old file or the
-    new one, never half of one). The storage-backend arguments are MMEngine's; runnerx
-    writes local files only and refuses them."""
-    if file_client_args or backend_args:
-        raise ValueError(
-            "save_checkpoint: file_client_args/backend_args are not supported; runnerx writes "
-            "checkpoints to local paths (copy them to other storage afterwards)"
-        )
-    save_atomically(checkpoint, filename)
+    new one, never half of one). MMEngine's storage arguments may name the local disk
+    (``backend_args=dict(backend='local')``, ``file_client_args=dict(backend='disk')``,
+    the latter deprecated as in MMEngine); other backends and ``s3://``-like paths are
+    refused with an error that names them."""
+    backend_args = backend_args_of(file_client_args, backend_args)
+    save_atomically(checkpoint, local_path(filename, backend_args, "save_checkpoint"))

@@ -115,9 +115,48 @@ def test_weights_to_cpu_copies_and_keeps_metadata():
     assert state["0.weight"] is not None
 
 
-def test_save_checkpoint_refuses_storage_backends(tmp_path):
-    with pytest.raises(ValueError, match="local paths"):
+def wrapped_inside(levels: int) -> nn.Module:
+    """A wrapped model whose submodules are wrapped ``levels`` times themselves (as
+    MMSeparateDistributedDataParallel wraps each submodule of a GAN)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
+    for index in (0, 1):
+        for _ in range(levels):
+            model[index] = nn.DataParallel(model[index])
+    return nn.DataParallel(model)
+
+
+def plain_keys() -> list[str]:
+    plain = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
+    return list(plain.state_dict())
+
+
+def test_get_state_dict_takes_out_wrapped_submodules_as_mmengine_does():
+    mmengine_checkpoint = pytest.importorskip("mmengine.runner.checkpoint")
+    model = wrapped_inside(levels=1)
+    state, expected = get_state_dict(model), mmengine_checkpoint.get_state_dict(model)
+    assert list(state) == list(expected) == plain_keys()
+    assert all(torch.equal(state[k], expected[k]) for k in state)
+    assert state._metadata == expected._metadata
+    # a submodule wrapped twice loses both wrappers (MMEngine's keeps 'module.' of the inner)
+    assert list(get_state_dict(wrapped_inside(levels=2))) == plain_keys()
+
+
+def test_save_checkpoint_writes_to_the_local_backends_and_refuses_others(tmp_path):
+    for name, args in [
+        ("local.pth", dict(backend_args={"backend": "local"})),
+        ("default.pth", dict(backend_args={})),
+    ]:
+        save_checkpoint({"step": 1}, tmp_path / name, **args)
+    with pytest.warns(DeprecationWarning, match="file_client_args"):
+        save_checkpoint({"step": 1}, tmp_path / "disk.pth", file_client_args={"backend": "disk"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["default.pth", "disk.pth", "local.pth"]
+    assert torch.load(tmp_path / "disk.pth", weights_only=True) == {"step": 1}
+    with pytest.raises(ValueError, match="'petrel'"):
         save_checkpoint({}, tmp_path / "x.pth", backend_args={"backend": "petrel"})
+    with pytest.raises(ValueError, match="s3://"):
+        save_checkpoint({}, "s3://bucket/x.pth")
+    assert not (tmp_path / "x.pth").exists()
 
 
 def test_http_checkpoints_download_once_into_the_hub_cache(http_server, tmp_path, monkeypatch):
