@@ -11,6 +11,8 @@ from typing import Any
 
 from runnerx.suggest import close_matches
 
+__all__ = ["get_metric_value"]
+
 
 def get_metric_value(indicator: str, metrics: Mapping[str, Any]) -> Any:
     """The value in ``metrics`` (what ``Evaluator.evaluate`` returns) that ``indicator``
