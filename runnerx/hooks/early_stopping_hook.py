@@ -50,6 +50,18 @@ class EarlyStoppingHook(Hook):
         self.wait_count = 0
         self.best_score = -math.inf if self.rule == "greater" else math.inf
 
+    def before_train(self, runner: Any) -> None:
+        """Check that the train loop can be stopped (MMEngine asserts it in ``before_run``;
+        checked here so that a ``val()`` or ``test()`` run does not build the train loop)."""
+        loop = runner.train_loop
+        if not hasattr(loop, "stop_training"):
+            raise TypeError(
+                f"EarlyStoppingHook: the train loop {type(loop).__name__} has no "
+                "'stop_training' attribute, so it could never be stopped; give the loop a "
+                "'stop_training = False' attribute that ends training once it is True (the "
+                "built-in train loops have one), or remove the hook from custom_hooks"
+            )
+
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Compare the monitored metric with the best so far and stop training if it is time."""
         metrics = metrics or {}

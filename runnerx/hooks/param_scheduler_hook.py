@@ -16,7 +16,9 @@ class ParamSchedulerHook(Hook):
     ``runner.param_schedulers`` is a list, or a dict of lists (one per optimizer of an
     OptimWrapperDict), or None. Epoch-based schedulers that need the validation metrics
     (``need_val_args = True``, such as ReduceOnPlateau) are also stepped with the metrics after
-    each validation epoch.
+    each validation epoch. The schedulers are sorted in ``before_train`` and again whenever
+    ``runner.param_schedulers`` is replaced by another object, so a subclass whose
+    ``before_train`` does not call ``super()`` (MMEngine's hook has none) still steps them.
     """
 
     priority = "LOW"
@@ -25,21 +27,29 @@ class ParamSchedulerHook(Hook):
         self._by_iter: list = []
         self._by_epoch: list = []
         self._by_metrics: list = []
-        self._sorted = False
+        self._source: Any = _UNSORTED  # the runner.param_schedulers the lists were sorted from
 
     def before_train(self, runner: Any) -> None:
         """Sort the schedulers once, so that an iteration only loops over its own."""
-        schedulers = _flatten(runner.param_schedulers)
+        self._sort(runner.param_schedulers)
+
+    def _follow(self, runner: Any) -> None:
+        """Sort again if ``runner.param_schedulers`` is not what the lists were sorted from."""
+        if runner.param_schedulers is not self._source:
+            self._sort(runner.param_schedulers)
+
+    def _sort(self, param_schedulers: Any) -> None:
+        schedulers = _flatten(param_schedulers)
         self._by_iter = [s for s in schedulers if not s.by_epoch]
         self._by_epoch = [s for s in schedulers if s.by_epoch]
         self._by_metrics = [s for s in self._by_epoch if getattr(s, "need_val_args", False)]
-        self._sorted = True
+        self._source = param_schedulers
 
     def overridden_points(self) -> list[str]:
         """Once ``before_train`` found no scheduler stepping by iteration, leave out
         ``after_train_iter`` (the train loop asks after ``before_train``)."""
         points = super().overridden_points()
-        if self._sorted and not self._by_iter:
+        if self._source is not _UNSORTED and not self._by_iter:
             points.remove("after_train_iter")
         return points
 
@@ -47,11 +57,13 @@ class ParamSchedulerHook(Hook):
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
     ) -> None:
         """Step the iteration-based schedulers."""
+        self._follow(runner)
         for scheduler in self._by_iter:
             scheduler.step()
 
     def after_train_epoch(self, runner: Any) -> None:
         """Step the epoch-based schedulers."""
+        self._follow(runner)
         for scheduler in self._by_epoch:
             scheduler.step()
 
@@ -59,8 +71,12 @@ class ParamSchedulerHook(Hook):
         """Give the validation metrics to the schedulers that act on them."""
         if metrics is None:
             return
+        self._follow(runner)
         for scheduler in self._by_metrics:
             scheduler.step(metrics)
+
+
+_UNSORTED = object()
 
 
 def _flatten(param_schedulers: Any) -> list:

@@ -79,3 +79,15 @@ def test_a_wrong_param_schedulers_type_is_named(runner, value, message):
     runner.param_schedulers = value
     with pytest.raises(TypeError, match=message):
         ParamSchedulerHook().before_train(runner)
+
+
+def test_param_schedulers_replaced_during_training_are_the_ones_stepped(runner):
+    # MMEngine reads runner.param_schedulers at every step; a hook may swap them mid-run
+    first, second = CountingScheduler(by_epoch=True), CountingScheduler(by_epoch=True)
+    runner.param_schedulers = [first]
+    hook = ParamSchedulerHook()
+    hook.before_train(runner)
+    hook.after_train_epoch(runner)
+    runner.param_schedulers = [second]
+    hook.after_train_epoch(runner)
+    assert (len(first.steps), len(second.steps)) == (1, 1)
