@@ -101,6 +101,11 @@ def test_turned_off_it_leaves_the_signals_alone(tmp_path):
     assert seen == [signal.SIGUSR1] and runner.iter == 3
 
 
+def _ready_then_sleep(ready):
+    ready.set()
+    time.sleep(30)
+
+
 @HOOKS.register_module()
 class ForkAndFailAtIter(Hook):
     """During iteration 2: forks a child that is no data worker (a Pool worker, say), stops
@@ -110,8 +115,13 @@ class ForkAndFailAtIter(Hook):
 
     def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
         if runner.iter + 1 == 2:
-            child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(30,))
+            context = multiprocessing.get_context("fork")
+            ready = context.Event()
+            child = context.Process(target=_ready_then_sleep, args=(ready,))
             child.start()
+            # a signal that reaches a child before Python finished forking it is dropped
+            # (CPython clears the pending signals then): send it once the child runs
+            ready.wait(10)
             child.terminate()
             child.join(10)
             ForkAndFailAtIter.exit_codes.append(child.exitcode)
