@@ -24,6 +24,11 @@ _UNSET = object()
 def build_train_loop(runner: Any, dataloader: Any, loop_cfg: dict) -> Any:
     """The training loop ``train_cfg`` asks for: ``type=...`` or ``by_epoch=True/False``."""
     loop_cfg = dict(loop_cfg)
+    if "type" in loop_cfg and "by_epoch" in loop_cfg:  # MMEngine refuses it too
+        raise RuntimeError(
+            "train_cfg has both type and by_epoch: give one of them, e.g. "
+            "type='EpochBasedTrainLoop' or by_epoch=True"
+        )
     if "type" in loop_cfg:
         return LOOPS.build(loop_cfg, default_args={"runner": runner, "dataloader": dataloader})
     by_epoch = loop_cfg.pop("by_epoch", _UNSET)
@@ -104,6 +109,9 @@ class _TrainLoop(BaseLoop):
         # in checkpoints; after a resume, whether a validation the checkpoint missed is due
         self.validated_at = 0
         self._catch_up = False
+        # the loops' own run() asks again after before_train; a subclass's run() that does
+        # not (MMEngine's custom loops call run_iter directly) uses the hooks of now
+        self.refresh_hooks()
 
     @property
     def max_epochs(self) -> int:
@@ -216,22 +224,29 @@ class _TrainLoop(BaseLoop):
         # every val_interval epochs/iterations from val_begin on, and after the last one
         if self._dynamic_intervals:
             self._settle_val_interval(done)
-        if self.stop_now or done < self.val_begin or (done % self.val_interval and done != total):
-            return
-        val_loop = self.runner.val_loop
+        due = not self.stop_now and done >= self.val_begin
+        due = due and (done % self.val_interval == 0 or done == total)
+        val_loop = self.runner.val_loop if due else None
         if val_loop is not None:
             if note:
                 self.runner.logger.info(note)
             self.validated_at = done  # before: checkpoints saved while validating have it
             val_loop.run()
             self.runner.model.train()
+        if self._dynamic_intervals:  # what hooks see in the next epoch / iteration
+            self._settle_val_interval(done + 1)
 
 
 @LOOPS.register_module()
 class EpochBasedTrainLoop(_TrainLoop):
     """Train for ``max_epochs`` passes over the data, validating every ``val_interval`` epochs
     from epoch ``val_begin`` on (and after the last epoch). ``dynamic_intervals=[(280, 1)]``
-    validates every epoch from epoch 280 on (MMEngine's argument, as RTMDet configs use it)."""
+    validates every epoch from epoch 280 on (MMEngine's argument, as RTMDet configs use it).
+
+    MMEngine documents that rule but its loops look one epoch (iteration) ahead, so they
+    switch one early: after epoch 279 in that example, and with ``val_interval=3,
+    dynamic_intervals=[(4, 1), (6, 2)]`` they skip epoch 5. That contradicts its own docs, so
+    runnerx follows the docs. During epoch N, hooks see N's ``val_interval``, as in MMEngine."""
 
     def __init__(
         self,
@@ -313,6 +328,10 @@ class IterBasedTrainLoop(_TrainLoop):
         # passes over the data begun before the current one (the sampler's epoch); the
         # loop's epoch stays 0, as in MMEngine, so epoch-based hooks and logs count one epoch
         self._passes = 0
+        #: the endless stream of training batches (MMEngine's attribute, which custom loops
+        #: read with ``next(self.dataloader_iterator)``); it starts reading on the first
+        #: ``next``, so a resume made after the loop was built is taken into account
+        self.dataloader_iterator = self._endless_batches()
 
     def _data_pass(self) -> int:
         return self._passes
@@ -330,13 +349,17 @@ class IterBasedTrainLoop(_TrainLoop):
         runner.call_hook("before_train_epoch")
         runner.model.train()
         self._catch_up_validation(self._iter, self._max_iters)
-        batches = self._endless_batches()
         while self._iter < self._max_iters and not self.stop_training:
-            self.run_iter(self._iter, next(batches))
+            self.run_iter(next(self.dataloader_iterator))
             self._validate_if_due(self._iter, self._max_iters)
         runner.call_hook("after_train_epoch")
         runner.call_hook("after_train")
         return runner.model
+
+    def run_iter(self, data_batch: Any) -> None:  # type: ignore[override]
+        """One training iteration on ``data_batch``, numbered by the iteration count: MMEngine's
+        signature for this loop, which a subclass may override or call."""
+        super().run_iter(self._iter, data_batch)
 
     def _endless_batches(self) -> Iterator[Any]:
         # Each new pass over a finite sampler gets the next epoch's order, as MMEngine does.
@@ -381,6 +404,13 @@ class _EvalLoop(BaseLoop):
     default_sampler = {"type": "DefaultSampler", "shuffle": False}
 
     def __init__(self, runner: Any, dataloader: Any, evaluator: Any, fp16: bool = False) -> None:
+        step = f"{self.mode}_step"
+        if not callable(getattr(runner.model, step, None)):  # said before training starts
+            raise TypeError(
+                f"{self.mode}_cfg is set but the model, {type(runner.unwrapped_model).__name__}, "
+                f"has no {step}(); implement it (runnerx.model.BaseModel has one) or remove "
+                f"{self.mode}_dataloader, {self.mode}_cfg and {self.mode}_evaluator"
+            )
         super().__init__(runner, dataloader)
         self.evaluator = runner.build_evaluator(evaluator, key=f"{self.mode}_evaluator")
         dataset = getattr(self.dataloader, "dataset", None)

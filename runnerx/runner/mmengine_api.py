@@ -100,10 +100,16 @@ class MMEngineRunnerAPI:
     def build_optim_wrapper(self, optim_wrapper: Any) -> Any:
         """An optim wrapper for ``self.model`` from an ``optim_wrapper`` config (one built is
         returned as it is)."""
-        from runnerx.optim import build_optim_wrapper
+        from runnerx.optim import OptimWrapper, build_optim_wrapper
 
-        if not isinstance(optim_wrapper, dict):
+        if isinstance(optim_wrapper, OptimWrapper):
             return optim_wrapper
+        if not isinstance(optim_wrapper, dict):
+            raise TypeError(
+                "optim_wrapper must be an OptimWrapper or a config dict such as "
+                "dict(optimizer=dict(type='SGD', lr=0.01)), got "
+                f"{type(optim_wrapper).__name__}: {optim_wrapper!r}"
+            )
         return build_optim_wrapper(self.model, optim_wrapper)
 
     def build_param_scheduler(self, scheduler: Any) -> list | dict:
@@ -125,10 +131,25 @@ class MMEngineRunnerAPI:
             max_iters=loop.max_iters,
         )
 
+    def _build_optimization(self) -> None:
+        """Build the optim wrapper (its lr scaled first when ``auto_scale_lr.enable``) and the
+        schedulers from their configs; built ones are kept. ``train()`` needs them, and so
+        does ``resume()`` called before it, as in MMEngine."""
+        from runnerx.optim import scale_lr
+
+        loop = self.train_loop  # a Runner without train_cfg says so here
+        optim_cfg = self.optim_wrapper
+        if isinstance(optim_cfg, dict) and (self._auto_scale_lr or {}).get("enable", False):
+            real_batch = self.world_size * loop.dataloader.batch_size
+            optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
+        self.optim_wrapper = self.build_optim_wrapper(optim_cfg)
+        if self.param_schedulers is not None:
+            self.param_schedulers = self.build_param_scheduler(self.param_schedulers)
+
     def build_train_loop(self, loop: Any) -> Any:
         """A training loop from a ``train_cfg``-style dict, over the training dataloader (a
         loop object is returned as it is)."""
-        if not isinstance(loop, dict):
+        if not _is_loop_cfg(loop, "train_cfg"):
             return loop
         return build_train_loop(self, self._train_loop_cfg[0], loop)
 
@@ -143,7 +164,7 @@ class MMEngineRunnerAPI:
         return self._build_eval_loop(loop, self._test_loop_cfg, TestLoop)
 
     def _build_eval_loop(self, loop: Any, parts: tuple, default: type) -> Any:
-        if not isinstance(loop, dict):
+        if not _is_loop_cfg(loop, f"{default.mode}_cfg"):
             return loop
         dataloader, _, evaluator = parts
         return build_eval_loop(self, dataloader, loop, evaluator, default)
@@ -298,6 +319,19 @@ class FlexibleRunner:
         names = [*inspect.signature(Runner.__init__).parameters, "strategy", "compile"]
         kwargs = {name: cfg[name] for name in names if name not in ("self", "cfg") and name in cfg}
         return cls(cfg=cfg, **kwargs)
+
+
+def _is_loop_cfg(loop: Any, key: str) -> bool:
+    """Whether ``loop`` is a loop config (True) or a loop object (False); anything else is
+    refused, as MMEngine refuses it."""
+    if isinstance(loop, dict):
+        return True
+    if callable(getattr(loop, "run", None)):
+        return False
+    raise TypeError(
+        f"{key} must be a loop config dict or a loop object (with a run() method), got "
+        f"{type(loop).__name__}: {loop!r}"
+    )
 
 
 def _config_with(cfg: Config | dict | None, **values: Any) -> Config:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import inspect
 import os
 from typing import Any
 
@@ -28,6 +27,7 @@ from runnerx.dist import broadcast_object, get_rank, get_world_size, is_distribu
 from runnerx.fileio import wait_for_pending_writes
 from runnerx.registry import RUNNERS, DefaultScope
 
+from .arguments import check_run_parts, init_parameters
 from .environment import (
     RANDOMNESS_KEYS,
     check_keys,
@@ -109,17 +109,14 @@ class Runner(MMEngineRunnerAPI):
         self._train_loop_cfg = (train_dataloader, train_cfg)
         self._val_loop_cfg = (val_dataloader, val_cfg, val_evaluator)
         self._test_loop_cfg = (test_dataloader, test_cfg, test_evaluator)
-        _check_all_or_none(
-            "train",
+        check_run_parts(
             train_dataloader=train_dataloader,
             train_cfg=train_cfg,
             optim_wrapper=optim_wrapper,
-        )
-        _check_all_or_none(
-            "val", val_dataloader=val_dataloader, val_cfg=val_cfg, val_evaluator=val_evaluator
-        )
-        _check_all_or_none(
-            "test",
+            param_scheduler=param_scheduler,
+            val_dataloader=val_dataloader,
+            val_cfg=val_cfg,
+            val_evaluator=val_evaluator,
             test_dataloader=test_dataloader,
             test_cfg=test_cfg,
             test_evaluator=test_evaluator,
@@ -139,7 +136,7 @@ class Runner(MMEngineRunnerAPI):
         subclass gets its own extra arguments from the config too."""
         cfg = cfg if isinstance(cfg, Config) else Config(cfg)
         kwargs: dict[str, Any] = {"cfg": cfg}
-        for parameter in _init_parameters(cls):
+        for parameter in init_parameters(cls):
             name = parameter.name
             if name in kwargs:
                 continue
@@ -213,13 +210,17 @@ class Runner(MMEngineRunnerAPI):
         self.logger.info(f"Hooks will be called in this order:\n{format_hook_table(self._hooks)}")
 
     def register_hook(self, hook: Any, priority: int | str | None = None) -> None:
-        """Add a hook (object or config) after the Runner was built, keeping priority order."""
-        from runnerx.hooks import get_priority
+        """Add a hook (object or config) after the Runner was built, keeping priority order;
+        ``priority``, when given, wins over the config's own ``priority`` (as in MMEngine)."""
+        from runnerx.hooks import Hook, get_priority
         from runnerx.registry import HOOKS
 
+        if not isinstance(hook, (dict, Hook)):
+            raise TypeError(f"a hook must be a Hook or a config dict, got {hook!r}")
         if isinstance(hook, dict):
             hook = dict(hook)
-            priority = hook.pop("priority", priority)
+            cfg_priority = hook.pop("priority", None)
+            priority = cfg_priority if priority is None else priority
             hook = HOOKS.build(hook)
         if priority is not None:
             hook.priority = priority
@@ -352,18 +353,10 @@ class Runner(MMEngineRunnerAPI):
 
     def train(self) -> nn.Module:
         """Train (validating as ``train_cfg`` says) and return the model."""
-        from runnerx.optim import scale_lr
-
         self._make_current()
         loop = self.train_loop
-        optim_cfg = self.optim_wrapper
-        if isinstance(optim_cfg, dict) and (self._auto_scale_lr or {}).get("enable", False):
-            real_batch = self.world_size * loop.dataloader.batch_size
-            optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
-        self.optim_wrapper = self.build_optim_wrapper(optim_cfg)
+        self._build_optimization()
         epoch_length = len(loop.dataloader) if isinstance(loop, EpochBasedTrainLoop) else None
-        if self.param_schedulers is not None:
-            self.param_schedulers = self.build_param_scheduler(self.param_schedulers)
         self.val_loop  # noqa: B018  (build it now so its errors come before training starts)
         self._hook_cache.clear()  # hooks may settle their points anew in before_train
         self.call_hook("before_run")
@@ -451,9 +444,11 @@ class Runner(MMEngineRunnerAPI):
     def resume(
         self, filename: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
     ) -> dict:
-        """Continue a run from ``filename``: weights, optimizer, schedulers, counters."""
+        """Continue a run from ``filename``: weights, optimizer, schedulers, counters (the
+        optim wrapper and schedulers are built first when they are still configs)."""
         from runnerx.checkpoint.runner_state import resume_runner
 
+        self._build_optimization()
         return resume_runner(self, filename, resume_optimizer, resume_param_scheduler)
 
     def load_or_resume(self) -> None:
@@ -465,29 +460,3 @@ class Runner(MMEngineRunnerAPI):
             load_or_resume(
                 self, self._resume if self._train_loop_cfg[1] else False, self._load_from
             )
-
-
-def _init_parameters(cls: type) -> list[inspect.Parameter]:
-    """The named arguments of ``cls.__init__``, and of its bases' while it passes
-    ``**kwargs`` on (a subclass's ``__init__(self, *args, extra=1, **kwargs)``)."""
-    found: dict[str, inspect.Parameter] = {}
-    for klass in cls.__mro__:
-        if "__init__" not in vars(klass):
-            continue
-        parameters = list(inspect.signature(klass.__init__).parameters.values())[1:]
-        for parameter in parameters:
-            if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-                found.setdefault(parameter.name, parameter)
-        if all(parameter.kind is not parameter.VAR_KEYWORD for parameter in parameters):
-            break
-    return list(found.values())
-
-
-def _check_all_or_none(stage: str, **parts: Any) -> None:
-    given = [name for name, value in parts.items() if value is not None]
-    if given and len(given) != len(parts):
-        missing = [name for name in parts if name not in given]
-        raise ValueError(
-            f"{stage}: {', '.join(given)} given but {', '.join(missing)} missing; "
-            f"set all of {', '.join(parts)} to {stage}, or none of them"
-        )

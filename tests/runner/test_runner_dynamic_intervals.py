@@ -26,7 +26,8 @@ class ValidationLogHook(Hook):
 
 
 def mmengine_due(total, val_interval, dynamic_intervals, val_begin=1):
-    """When MMEngine's loops validate, from its own milestone table."""
+    """When MMEngine's documentation says its loops validate, from its own milestone table
+    (its loops look one epoch ahead and switch one early: see EpochBasedTrainLoop)."""
     from mmengine.runner.utils import calc_dynamic_intervals
 
     milestones, intervals = calc_dynamic_intervals(val_interval, dynamic_intervals)

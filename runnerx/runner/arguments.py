@@ -1,0 +1,69 @@
+"""Checks of the Runner's arguments that concern several of them at once, and the arguments
+``Runner.from_cfg`` reads from a config."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+#: the arguments that belong together: all given (that stage runs) or none
+_STAGES = {
+    "train": ("train_dataloader", "train_cfg", "optim_wrapper"),
+    "val": ("val_dataloader", "val_cfg", "val_evaluator"),
+    "test": ("test_dataloader", "test_cfg", "test_evaluator"),
+}
+
+
+def check_run_parts(**parts: Any) -> None:
+    """Refuse a stage given in part (``train_dataloader`` without ``train_cfg``, ...) and
+    ``param_scheduler`` without ``optim_wrapper``, as MMEngine does (ValueError)."""
+    for stage, names in _STAGES.items():
+        given = [name for name in names if parts.get(name) is not None]
+        if given and len(given) != len(names):
+            missing = [name for name in names if name not in given]
+            raise ValueError(
+                f"{stage}: {', '.join(given)} given but {', '.join(missing)} missing; "
+                f"set all of {', '.join(names)} to {stage}, or none of them"
+            )
+    param_scheduler = parts.get("param_scheduler")
+    if param_scheduler is None:
+        return
+    if parts.get("optim_wrapper") is None:
+        raise ValueError(
+            "param_scheduler is set but optim_wrapper is not: schedulers drive an optimizer; "
+            "set optim_wrapper, train_dataloader and train_cfg to train, or remove "
+            "param_scheduler"
+        )
+    _check_param_scheduler(param_scheduler)
+
+
+def _check_param_scheduler(param_scheduler: Any) -> None:
+    """Refuse what is neither a scheduler (config dict or object), a list of them, nor a dict
+    of those by optimizer name; checked when the Runner is built, as MMEngine does."""
+    keyed = isinstance(param_scheduler, Mapping) and "type" not in param_scheduler
+    for name, value in param_scheduler.items() if keyed else [("", param_scheduler)]:
+        for entry in value if isinstance(value, (list, tuple)) else [value]:
+            if not isinstance(entry, Mapping) and not callable(getattr(entry, "step", None)):
+                where = f"param_scheduler.{name}" if name else "param_scheduler"
+                raise TypeError(
+                    f"{where} must be a scheduler config dict such as dict(type='MultiStepLR', "
+                    "milestones=[8, 11]), a built scheduler, or a list of them (a dict of "
+                    f"those by optimizer name for several optimizers); got {entry!r}"
+                )
+
+
+def init_parameters(cls: type) -> list[inspect.Parameter]:
+    """The named arguments of ``cls.__init__``, and of its bases' while it passes
+    ``**kwargs`` on (a subclass's ``__init__(self, *args, extra=1, **kwargs)``)."""
+    found: dict[str, inspect.Parameter] = {}
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        parameters = list(inspect.signature(klass.__init__).parameters.values())[1:]
+        for parameter in parameters:
+            if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                found.setdefault(parameter.name, parameter)
+        if all(parameter.kind is not parameter.VAR_KEYWORD for parameter in parameters):
+            break
+    return list(found.values())
