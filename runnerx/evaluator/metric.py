@@ -32,7 +32,8 @@ from runnerx.dist import broadcast_object, collect_results, is_main_process
 from runnerx.logging.logger import print_log
 from runnerx.utils import apply_to
 
-__all__ = ["BaseMetric", "DumpResults"]  # DumpResults: see __getattr__ below
+# DumpResults comes from the module __getattr__ below
+__all__ = ["BaseMetric", "DumpResults"]  # noqa: F822
 
 _COLLECT_DEVICES = ("cpu", "gpu")
 

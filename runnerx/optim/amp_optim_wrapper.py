@@ -12,6 +12,7 @@ from torch import nn
 from runnerx.optim.checks import check_arguments, did_you_mean
 from runnerx.optim.optim_wrapper import OptimWrapper, current_message_hub
 from runnerx.registry import OPTIM_WRAPPERS
+from runnerx.utils.errors import ValueAssertionError
 
 AMP_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 _ALLOWED_DTYPES = (
@@ -33,7 +34,7 @@ def resolve_amp_dtype(dtype: Any, device_type: str = "cuda") -> torch.dtype:
     if isinstance(dtype, torch.dtype) and dtype in AMP_DTYPES.values():
         return dtype
     hint = did_you_mean(dtype, list(AMP_DTYPES))
-    raise ValueError(
+    raise ValueAssertionError(
         f"optim_wrapper.dtype={dtype!r} is not supported for mixed precision; expected "
         f"{_ALLOWED_DTYPES}.{hint}"
     )

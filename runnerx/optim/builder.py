@@ -14,6 +14,7 @@ from runnerx.optim.optim_wrapper import OptimWrapper
 from runnerx.optim.optim_wrapper_dict import OptimWrapperDict
 from runnerx.parallel.unwrap import unwrap
 from runnerx.registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS
+from runnerx.utils.errors import ValueAssertionError
 
 
 def build_optim_wrapper(model: nn.Module, cfg: Any) -> OptimWrapper:
@@ -62,7 +63,7 @@ def _build_several(model: nn.Module, cfg: dict, where: str) -> OptimWrapperDict:
         or "type" in cfg
         or not all(isinstance(value, (Mapping, OptimWrapper)) for value in cfg.values())
     ):
-        raise ValueError(
+        raise ValueAssertionError(
             f"{where} has no 'optimizer' key (its keys: {', '.join(map(str, cfg)) or 'none'}). "
             "Give one, e.g. optimizer=dict(type='SGD', lr=0.01), or, for several optimizers, "
             "one config per sub-module: dict(generator=dict(optimizer=...), "

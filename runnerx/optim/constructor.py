@@ -21,6 +21,7 @@ from runnerx.registry import (
     Registry,
 )
 from runnerx.registry.build import _registries_to_search
+from runnerx.utils.errors import ValueAssertionError
 from runnerx.utils.misc import is_method_overridden
 
 
@@ -102,7 +103,7 @@ class DefaultOptimWrapperConstructor:
             )
         if "optimizer" not in optim_wrapper_cfg:
             where = config_path(optim_wrapper_cfg, "optim_wrapper")
-            raise ValueError(
+            raise ValueAssertionError(
                 f"{where} has no 'optimizer' key; give one, e.g. "
                 "optimizer=dict(type='SGD', lr=0.01, momentum=0.9)"
             )

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from runnerx.optim.checks import did_you_mean
+from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
 GradClipFn = Callable[[list[torch.Tensor]], "torch.Tensor | None"]
 
@@ -31,16 +32,19 @@ _CLIP_TYPES = {
 }
 
 
-def build_grad_clip(clip_grad: Mapping[str, Any] | None) -> tuple[GradClipFn | None, dict]:
-    """Turn a ``clip_grad`` config into ``(clip function or None, its keyword arguments)``.
+def build_grad_clip(
+    clip_grad: Mapping[str, Any] | None,
+) -> tuple[GradClipFn | None, dict | None]:
+    """Turn a ``clip_grad`` config into ``(clip function, its keyword arguments)``, or
+    ``(None, None)`` for ``clip_grad=None``.
 
     The function takes the list of parameters to clip; clipping by norm returns the total
     norm (a tensor), clipping by value returns None. ``clip_grad`` itself is not changed.
     """
-    if clip_grad is None:
-        return None, {}
+    if clip_grad is None:  # no clipping: MMEngine's clip_grad_kwargs is None then
+        return None, None
     if not isinstance(clip_grad, Mapping) or not clip_grad:
-        raise TypeError(_bad(clip_grad, "it must be a non-empty dict"))
+        raise TypeAssertionError(_bad(clip_grad, "it must be a non-empty dict"))
     kwargs = dict(clip_grad)
     clip_type = kwargs.pop("type", "norm")
     if clip_type not in _CLIP_TYPES:
@@ -51,7 +55,7 @@ def build_grad_clip(clip_grad: Mapping[str, Any] | None) -> tuple[GradClipFn | N
             why = f"{key!r} is not an argument of clipping by {clip_type}"
             raise ValueError(_bad(clip_grad, why) + did_you_mean(key, accepted))
     if required not in kwargs:
-        raise ValueError(_bad(clip_grad, f"clipping by {clip_type} needs {required!r}"))
+        raise ValueAssertionError(_bad(clip_grad, f"clipping by {clip_type} needs {required!r}"))
     return functools.partial(function, **kwargs), kwargs
 
 

@@ -13,6 +13,7 @@ from torch import nn
 from runnerx.optim.grad_clip import build_grad_clip
 from runnerx.optim.mmengine_state import regroup_mmengine_state
 from runnerx.registry import OPTIM_WRAPPERS
+from runnerx.utils.errors import ValueAssertionError
 
 _NO_CONTEXT = nullcontext()  # reusable: entering it does nothing
 _NO_KWARGS: Mapping[str, Any] = {}
@@ -31,7 +32,7 @@ def _check_accumulative_counts(value: Any) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
+        raise ValueAssertionError(
             "optim_wrapper.accumulative_counts must be a whole number >= 1 (an int, or a float "
             "such as 2.0: the number of iterations whose gradients make one update), but got "
             f"{value!r}"

@@ -9,6 +9,7 @@ from torch import nn
 
 from runnerx.optim.checks import did_you_mean
 from runnerx.optim.optim_wrapper import OptimWrapper
+from runnerx.utils.errors import KeyAssertionError, TypeAssertionError
 
 
 class OptimWrapperDict(OptimWrapper):
@@ -29,7 +30,7 @@ class OptimWrapperDict(OptimWrapper):
     def __init__(self, **optim_wrappers: OptimWrapper) -> None:
         for name, wrapper in optim_wrappers.items():
             if not isinstance(wrapper, OptimWrapper):
-                raise TypeError(
+                raise TypeAssertionError(
                     f"OptimWrapperDict holds OptimWrappers, but {name!r} is "
                     f"{type(wrapper).__name__}"
                 )
@@ -95,7 +96,7 @@ class OptimWrapperDict(OptimWrapper):
         """Load each name's state into the wrapper of that name."""
         unknown = [name for name in state_dict if name not in self.optim_wrappers]
         if unknown:
-            raise KeyError(
+            raise KeyAssertionError(
                 f"the optimizer state dict has {unknown} but this OptimWrapperDict holds "
                 f"{list(self.optim_wrappers)}"
             )
@@ -107,7 +108,7 @@ class OptimWrapperDict(OptimWrapper):
             return self.optim_wrappers[name]
         except KeyError:
             hint = did_you_mean(name, list(self.optim_wrappers))
-            raise KeyError(
+            raise KeyAssertionError(
                 f"no optim wrapper named {name!r}; there are {list(self.optim_wrappers)}.{hint}"
             ) from None
 

@@ -1,6 +1,6 @@
 """Errors for bad arguments that MMEngine checks with ``assert``.
 
-Each is the specific type runnerx raises (a ValueError or a TypeError, with a message naming
+Each is the specific type runnerx raises (a ValueError, TypeError or KeyError, with a message naming
 what was wrong) and also an AssertionError, so ``except AssertionError`` in code written for
 MMEngine keeps catching it::
 
@@ -19,3 +19,11 @@ class ValueAssertionError(ValueError, AssertionError):
 
 class TypeAssertionError(TypeError, AssertionError):
     """A value of the wrong type (also an AssertionError, as MMEngine reports it)."""
+
+
+class KeyAssertionError(KeyError, AssertionError):
+    """An unknown name (also an AssertionError, as MMEngine reports it); its message is shown
+    as written, not quoted as a KeyError's would be."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

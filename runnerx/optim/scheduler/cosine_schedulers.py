@@ -9,12 +9,13 @@ from typing import Any
 
 from runnerx.optim.scheduler.param_scheduler import INF, _ParamScheduler
 from runnerx.registry import PARAM_SCHEDULERS
+from runnerx.utils.errors import ValueAssertionError
 
 
 def _eta_min_pair(eta_min: float | None, eta_min_ratio: float | None) -> tuple:
     """Check that at most one of ``eta_min`` / ``eta_min_ratio`` is given; neither means 0."""
     if eta_min is not None and eta_min_ratio is not None:
-        raise ValueError(
+        raise ValueAssertionError(
             f"give eta_min or eta_min_ratio, not both (got eta_min={eta_min}, "
             f"eta_min_ratio={eta_min_ratio})"
         )
@@ -96,7 +97,7 @@ class CosineRestartParamScheduler(_ParamScheduler):
         verbose: bool = False,
     ) -> None:
         if len(periods) != len(restart_weights):
-            raise ValueError(
+            raise ValueAssertionError(
                 f"periods and restart_weights must have the same length, but got "
                 f"{len(periods)} periods and {len(restart_weights)} restart_weights"
             )

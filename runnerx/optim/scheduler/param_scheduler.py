@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runnerx.utils import lazy_attributes
+from runnerx.utils.errors import ValueAssertionError
 
 #: ``end`` of a scheduler that never stops (MMEngine's value, so state dicts agree).
 INF = int(1e9)
@@ -113,7 +114,7 @@ class _ParamScheduler:
         if not end > begin:
             raise ValueError(f"end must be larger than begin, but got begin={begin}, end={end}")
         if not isinstance(last_step, int) or last_step < -1:
-            raise ValueError(f"last_step must be an int >= -1, but got {last_step!r}")
+            raise ValueAssertionError(f"last_step must be an int >= -1, but got {last_step!r}")
         self.begin = begin
         self.end = end
         self.by_epoch = by_epoch
@@ -159,12 +160,12 @@ class _ParamScheduler:
             dict(type='CosineAnnealingLR', T_max=10, by_epoch=True, convert_to_iter_based=True)
         """
         if not by_epoch:
-            raise ValueError(
+            raise ValueAssertionError(
                 f"{cls.__name__}.build_iter_from_epoch converts an epoch-based schedule, but got "
                 "by_epoch=False; drop convert_to_iter_based or set by_epoch=True"
             )
         if isinstance(epoch_length, bool) or not isinstance(epoch_length, int) or epoch_length < 1:
-            raise ValueError(
+            raise ValueAssertionError(
                 f"epoch_length must be a positive int (iterations per epoch), but got "
                 f"{epoch_length!r}"
             )

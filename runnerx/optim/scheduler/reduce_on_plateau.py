@@ -17,6 +17,7 @@ from runnerx.optim.scheduler.param_scheduler import (
 )
 from runnerx.registry import PARAM_SCHEDULERS
 from runnerx.suggest import close_matches
+from runnerx.utils.errors import ValueAssertionError
 
 _logger = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class ReduceOnPlateauParamScheduler(_ParamScheduler):
     ) -> None:
         name = type(self).__name__
         if not by_epoch:
-            raise ValueError(
+            raise ValueAssertionError(
                 f"{name} acts on validation metrics, once per validation epoch: by_epoch must be "
                 "True (as in MMEngine), but got by_epoch=False"
             )
