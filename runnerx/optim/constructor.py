@@ -176,8 +176,9 @@ class DefaultOptimWrapperConstructor:
         check_arguments(optimizer_type, arguments, where, skip=1)
         # the first parameter takes the parameters: 'params' for torch, other names elsewhere
         params_arg = next(iter(inspect.signature(optimizer_type).parameters))
-        if not self.paramwise_cfg:  # as in MMEngine, add_params is not called then
-            params = [param for param in model.parameters() if param.requires_grad]
+        if not self.paramwise_cfg:  # as in MMEngine: every parameter, frozen ones too (torch
+            # skips those without a gradient, and one unfrozen later is trained from then on)
+            params = list(model.parameters())
         elif is_method_overridden("add_params", DefaultOptimWrapperConstructor, self):
             params = []
             self.add_params(params, model)

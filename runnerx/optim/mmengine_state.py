@@ -33,8 +33,6 @@ def regroup_mmengine_state(
     scheduling (``initial_lr``, ...); the regrouped groups keep the saved values.
     """
     saved = state_dict.get("param_groups", [])
-    if model is not None and len(saved) == len(param_groups) == 1:
-        return _without_frozen(state_dict, param_groups[0], model)
     if len(saved) == len(param_groups) or any(len(group["params"]) != 1 for group in saved):
         return state_dict
     flat = [param for group in param_groups for param in group["params"]]
@@ -75,25 +73,6 @@ def regroup_mmengine_state(
         if group["params"][0] in old_state
     }
     return {**state_dict, "state": state, "param_groups": new_groups}
-
-
-def _without_frozen(state_dict: dict, group: dict, model: nn.Module) -> dict:
-    """MMEngine's one param group without ``paramwise_cfg`` holds every parameter of the
-    model, frozen ones too (``model.parameters()``); runnerx's holds the trainable ones only:
-    the saved state of those, renumbered. Any other state dict as it is."""
-    (saved,) = state_dict["param_groups"]
-    everything = list(model.parameters())
-    if len(saved["params"]) == len(group["params"]) or len(saved["params"]) != len(everything):
-        return state_dict
-    index_here = {id(param): index for index, param in enumerate(group["params"])}
-    old_state = state_dict.get("state", {})
-    state = {
-        index_here[id(param)]: old_state[number]
-        for number, param in zip(saved["params"], everything)
-        if id(param) in index_here and number in old_state
-    }
-    regrouped = {**saved, "params": list(range(len(group["params"])))}
-    return {**state_dict, "state": state, "param_groups": [regrouped]}
 
 
 def _slots_by_name(saved: list[dict], groups: list[dict], flat: list, model: nn.Module) -> list:

@@ -70,13 +70,25 @@ def test_paramwise_rules_give_each_parameter_its_lr_and_weight_decay():
     assert head_group["lr_mult"] == 0.5 and head_group["momentum"] == 0.9
 
 
-def test_without_paramwise_cfg_one_group_of_trainable_parameters():
+def test_without_paramwise_cfg_one_group_of_every_parameter_frozen_ones_too():
     model = Net()
     wrapper = build_optim_wrapper(model, dict(optimizer=dict(type="SGD", lr=0.1)))
     [group] = wrapper.param_groups
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    assert len(group["params"]) == len(trainable) == 9
-    assert all(p.requires_grad for p in group["params"])
+    assert group["params"] == list(model.parameters())  # MMEngine's too: 11, 2 of them frozen
+    mmengine_optim = pytest.importorskip("mmengine.optim")
+    theirs = mmengine_optim.build_optim_wrapper(model, dict(optimizer=dict(type="SGD", lr=0.1)))
+    assert [len(g["params"]) for g in theirs.param_groups] == [len(group["params"])]
+
+
+def test_a_parameter_unfrozen_during_training_is_trained_from_then_on():
+    model = Net()
+    wrapper = build_optim_wrapper(model, dict(optimizer=dict(type="SGD", lr=0.1)))
+    frozen_before = model.frozen.weight.detach().clone()
+    wrapper.update_params(model.frozen(torch.ones(3, 2)).sum() + model.scale.sum())
+    assert torch.equal(model.frozen.weight, frozen_before)  # no gradient: not stepped
+    model.frozen.requires_grad_(True)  # a hook unfreezing it after a warm-up
+    wrapper.update_params(model.frozen(torch.ones(3, 2)).sum())
+    assert not torch.equal(model.frozen.weight, frozen_before)
 
 
 def test_custom_key_that_matches_nothing_warns_with_its_name():

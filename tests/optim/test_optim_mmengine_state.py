@@ -70,8 +70,8 @@ def test_an_mmengine_paramwise_state_dict_continues_training_as_in_mmengine():
 
 
 def test_an_mmengine_state_with_frozen_parameters_and_no_paramwise_cfg_continues_as_there():
-    # without paramwise_cfg MMEngine's one group holds every parameter, frozen ones too (a
-    # backbone's frozen_stages); runnerx's holds the trainable ones
+    # without paramwise_cfg both hold every parameter in one group, frozen ones too (a
+    # backbone's frozen_stages): the state loads as it is
     model = interleaved_net()
     model[0].requires_grad_(False)
     cfg = dict(optimizer=dict(type="AdamW", lr=0.01, weight_decay=0.05))
