@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runnerx.suggest import close_matches
+from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
 METHOD_NAMES = ("mean", "min", "max", "current")
 _KEYS = ("data_src", "log_name", "method_name", "window_size")
@@ -44,7 +45,7 @@ def parse_custom_cfg(custom_cfg: list[dict] | None, by_epoch: bool) -> list[Cust
     if custom_cfg is None:
         return []
     if not isinstance(custom_cfg, (list, tuple)):
-        raise TypeError(
+        raise TypeAssertionError(
             f"log_processor.custom_cfg must be a list of dicts, got {type(custom_cfg).__name__}"
         )
     logs: list[CustomLog] = []
@@ -52,7 +53,7 @@ def parse_custom_cfg(custom_cfg: list[dict] | None, by_epoch: bool) -> list[Cust
     for index, entry in enumerate(custom_cfg):
         log = _parse_entry(entry, f"log_processor.custom_cfg[{index}]", by_epoch)
         if log.log_name in owners:
-            raise ValueError(
+            raise ValueAssertionError(
                 f"log_processor.custom_cfg[{index}] logs {log.log_name!r}, which "
                 f"custom_cfg[{owners[log.log_name]}] logs already; give one of them another "
                 "log_name"
@@ -64,21 +65,23 @@ def parse_custom_cfg(custom_cfg: list[dict] | None, by_epoch: bool) -> list[Cust
 
 def _parse_entry(entry: Any, where: str, by_epoch: bool) -> CustomLog:
     if not isinstance(entry, dict):
-        raise TypeError(
+        raise TypeAssertionError(
             f"{where} must be a dict like dict(data_src='loss', method_name='mean', "
             f"window_size=100), got {type(entry).__name__}"
         )
     for key in entry:
         if key not in _KEYS:
-            raise ValueError(f"{where} has an unknown key {key!r}{_did_you_mean(key, _KEYS)}")
+            raise ValueAssertionError(
+                f"{where} has an unknown key {key!r}{_did_you_mean(key, _KEYS)}"
+            )
     data_src = entry.get("data_src")
     if not isinstance(data_src, str):
-        raise ValueError(
+        raise ValueAssertionError(
             f"{where}.data_src must name a logged scalar, e.g. 'loss'; got {data_src!r}"
         )
     method_name = entry.get("method_name")
     if method_name not in METHOD_NAMES:
-        raise ValueError(
+        raise ValueAssertionError(
             f"{where}.method_name must be one of {', '.join(map(repr, METHOD_NAMES))}, got "
             f"{method_name!r}{_did_you_mean(method_name, METHOD_NAMES)}"
         )
@@ -92,14 +95,14 @@ def _check_window_size(window_size: Any, method_name: str, where: str, by_epoch:
     if window_size is None:
         return
     if method_name == "current":
-        raise ValueError(f"{where}: method_name='current' takes no window_size")
+        raise ValueAssertionError(f"{where}: method_name='current' takes no window_size")
     if window_size == "epoch" and not by_epoch:
-        raise ValueError(
+        raise ValueAssertionError(
             f"{where}.window_size='epoch' needs log_processor.by_epoch=True; use an int or 'global'"
         )
     is_count = isinstance(window_size, int) and not isinstance(window_size, bool)
     if not (window_size in ("epoch", "global") or (is_count and window_size > 0)):
-        raise ValueError(
+        raise ValueAssertionError(
             f"{where}.window_size must be a positive int, 'epoch' or 'global', got "
             f"{window_size!r}{_did_you_mean(window_size, ('epoch', 'global'))}"
         )

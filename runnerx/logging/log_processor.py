@@ -91,6 +91,8 @@ class LogProcessor:
         if all(name in scalars for name in _TIME_KEYS):
             eta = self._eta_seconds(runner, batch_idx, mode)
             parts.append(f"eta: {datetime.timedelta(seconds=int(eta))}")
+            if mode == "train":  # MMEngine's 'eta' info (it updates it on every iteration)
+                runner.message_hub.update_info("eta", eta)
             parts.extend(self._format(name, scalars.pop(name)) for name in _TIME_KEYS)
         memory = _max_memory_mb(runner)
         if memory is not None:

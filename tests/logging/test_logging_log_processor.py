@@ -59,6 +59,7 @@ def test_epoch_based_train_line_and_tag():
         "Epoch(train)  [1][10/23]  lr: 1.0000e-02  eta: 0:01:50  time: 0.5000  "
         "data_time: 0.0010  loss: 11.5000  acc: 14.0000"
     )
+    assert runner.message_hub.get_info("eta") == pytest.approx(110.0)  # MMEngine's info key
     assert tag == pytest.approx(
         {
             "lr": 0.01,
