@@ -211,6 +211,9 @@ COVERED: dict[str, dict[str, str]] = {
     "mmengine.runner.checkpoint": {
         "CheckpointLoader": "runnerx.checkpoint.loader",
         "_load_checkpoint": "runnerx.checkpoint.loader:CheckpointLoader.load_checkpoint",
+        "_load_checkpoint_with_prefix": (
+            "runnerx.checkpoint.model_state:load_checkpoint_with_prefix"
+        ),
         "find_latest_checkpoint": "runnerx.checkpoint.runner_state",
         "get_state_dict": "runnerx.checkpoint.model_state",
         "load_checkpoint": "runnerx.checkpoint.model_state",
@@ -221,6 +224,16 @@ COVERED: dict[str, dict[str, str]] = {
         "weights_to_cpu": "runnerx.checkpoint.model_state",
     },
     "mmengine.runner.amp": {"autocast": "runnerx.optim.amp_optim_wrapper"},
+    "mmengine.runner.activation_checkpointing": {
+        "turn_on_activation_checkpointing": "runnerx.parallel.activation_checkpointing",
+        "wrap_forward": "runnerx.runner.activation_checkpointing",
+    },
+    "mmengine.runner.base_loop": {"BaseLoop": "runnerx.runner.loops"},
+    "mmengine.runner.log_processor": {"LogProcessor": "runnerx.logging.log_processor"},
+    "mmengine.runner.utils": {
+        "calc_dynamic_intervals": "runnerx.runner.utils",
+        "set_random_seed": "runnerx.runner.environment",
+    },
     "mmengine.runner.priority": dict.fromkeys(("Priority", "get_priority"), "runnerx.hooks.hook"),
     "mmengine.model.wrappers": {
         "MMDistributedDataParallel": "runnerx.parallel.ddp:DistributedDataParallelModel",
@@ -307,6 +320,10 @@ NOT_PORTED: dict[str, set[str]] = {
         "load_from_torchvision",
     },
     "mmengine.runner.amp": set(),
+    "mmengine.runner.activation_checkpointing": set(),
+    "mmengine.runner.base_loop": set(),
+    "mmengine.runner.log_processor": set(),
+    "mmengine.runner.utils": set(),
     "mmengine.runner.priority": set(),
     "mmengine.model.wrappers": {"MMFullyShardedDataParallel"},
     "mmengine.hub": set(),

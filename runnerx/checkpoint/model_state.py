@@ -24,6 +24,7 @@ from torch import nn
 
 from runnerx.fileio.paths import backend_args_of, local_path
 from runnerx.logging import print_log
+from runnerx.utils.errors import ValueAssertionError
 
 from .io import load_model_weights
 from .io import save_checkpoint as save_atomically
@@ -127,6 +128,33 @@ def load_checkpoint(
         )
     _load_and_report(model, checkpoint.get("state_dict", checkpoint), strict, logger, revise_keys)
     return checkpoint
+
+
+def load_checkpoint_with_prefix(
+    prefix: str, filename: str | os.PathLike, map_location: Any = None
+) -> dict:
+    """The weights of one sub-module of a checkpoint (MMEngine's
+    ``_load_checkpoint_with_prefix``): the entries of its ``state_dict`` (or of the bare state
+    dict) under ``prefix`` (``'backbone'`` or ``'backbone.'``), with the prefix removed; a
+    leading ``module.`` (from DDP) is dropped first::
+
+        backbone_weights = load_checkpoint_with_prefix('backbone', 'work_dirs/x/epoch_12.pth')
+        model.backbone.load_state_dict(backbone_weights)
+
+    No entry under ``prefix`` is an error (a ValueError, and MMEngine's AssertionError)."""
+    checkpoint = CheckpointLoader.load_checkpoint(filename, map_location)
+    state = checkpoint.get("state_dict", checkpoint) if isinstance(checkpoint, Mapping) else {}
+    prefix = prefix if prefix.endswith(".") else f"{prefix}."
+    found = {}
+    for key, value in state.items():
+        key = key.removeprefix("module.")
+        if key.startswith(prefix):
+            found[key[len(prefix) :]] = value
+    if not found:
+        raise ValueAssertionError(
+            f"no weight in {os.fspath(filename)} has a name that starts with {prefix!r}"
+        )
+    return found
 
 
 def save_checkpoint(

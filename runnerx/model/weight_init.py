@@ -238,18 +238,19 @@ def load_pretrained(
 
     Reads with ``weights_only=True``. A checkpoint dict with a ``'state_dict'`` key (MMEngine's
     layout) is read from that key; a leading ``module.`` (from DDP) is dropped from the names.
-    ``prefix='backbone.'`` loads only the entries under that prefix, with the prefix removed.
+    ``prefix='backbone.'`` (or ``'backbone'``) loads only the entries under that prefix, with
+    the prefix removed.
     """
     from runnerx.checkpoint import load_model_weights
+    from runnerx.checkpoint.model_state import load_checkpoint_with_prefix
 
-    state = _read_checkpoint(checkpoint, map_location)
-    if isinstance(state, Mapping) and "state_dict" in state:
-        state = state["state_dict"]
-    state = {key.removeprefix("module."): value for key, value in state.items()}
     if prefix:
-        state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-        if not state:
-            raise ValueError(f"no weight in {checkpoint} has a name that starts with {prefix!r}")
+        state = load_checkpoint_with_prefix(prefix, checkpoint, map_location)
+    else:
+        state = _read_checkpoint(checkpoint, map_location)
+        if isinstance(state, Mapping) and "state_dict" in state:
+            state = state["state_dict"]
+        state = {key.removeprefix("module."): value for key, value in state.items()}
     missing, unexpected = load_model_weights(module, state, strict=False)
     logger.info("loaded pretrained weights from %s", checkpoint)
     if missing:

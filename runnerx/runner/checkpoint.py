@@ -8,13 +8,16 @@ that imports them from there (see :mod:`runnerx.checkpoint.model_state`)::
 
 ``_load_checkpoint(filename, map_location=None, logger=None)`` is, as in MMEngine,
 :meth:`CheckpointLoader.load_checkpoint`: a path, an http(s) URL or a registered prefix, read
-safely (``weights_only=True``).
+safely (``weights_only=True``). ``_load_checkpoint_with_prefix(prefix, filename,
+map_location=None)`` returns one sub-module's weights (see
+:func:`~runnerx.checkpoint.model_state.load_checkpoint_with_prefix`).
 """
 
 from runnerx.checkpoint.loader import CheckpointLoader, load_from_http, load_from_local
 from runnerx.checkpoint.model_state import (
     get_state_dict,
     load_checkpoint,
+    load_checkpoint_with_prefix,
     load_state_dict,
     save_checkpoint,
     weights_to_cpu,
@@ -22,6 +25,7 @@ from runnerx.checkpoint.model_state import (
 from runnerx.checkpoint.runner_state import find_latest_checkpoint
 
 _load_checkpoint = CheckpointLoader.load_checkpoint
+_load_checkpoint_with_prefix = load_checkpoint_with_prefix  # OpenMMLab projects import it
 
 __all__ = [
     "CheckpointLoader",

@@ -98,7 +98,7 @@ class _TrainLoop(BaseLoop):
         self.val_begin = val_begin
         self.val_interval = val_interval
         # val_interval from each milestone on: [(0, val_interval), (m1, i1), ...]
-        self._interval_steps = _interval_steps(val_interval, dynamic_intervals)
+        self._interval_steps = interval_steps(val_interval, dynamic_intervals)
         self._milestones = [milestone for milestone, _ in self._interval_steps]
         self._dynamic_intervals = len(self._milestones) > 1
         self.stop_training = False  # ends training after this iteration (epoch end, val run)
@@ -375,7 +375,7 @@ class IterBasedTrainLoop(_TrainLoop):
                 sampler.set_epoch(self._passes)
 
 
-def _interval_steps(
+def interval_steps(
     val_interval: int, dynamic_intervals: list[tuple[int, int]] | None
 ) -> list[tuple[int, int]]:
     """``[(0, val_interval), *dynamic_intervals]``, checked: milestones and intervals are

@@ -244,3 +244,31 @@ def test_turn_on_activation_checkpointing_by_attribute_path():
     )
     with pytest.raises(AttributeError, match="has no sub-module 'backbone'"):
         turn_on_activation_checkpointing(checkpointed, "backbone")
+
+
+@pytest.mark.parametrize("prefix", ["backbone", "backbone.", "head"])
+def test_load_checkpoint_with_prefix_gives_mmengines_sub_module_weights(tmp_path, prefix):
+    from mmengine.runner.checkpoint import _load_checkpoint_with_prefix as theirs
+
+    from runnerx.runner.checkpoint import _load_checkpoint_with_prefix as ours
+
+    model = nn.Sequential()
+    model.add_module("backbone", nn.Linear(3, 4))
+    model.add_module("head", nn.Linear(4, 2))
+    path = tmp_path / "model.pth"
+    torch.save({"state_dict": model.state_dict(), "meta": {}}, path)
+    got, expected = ours(prefix, str(path)), theirs(prefix, str(path))
+    assert list(got) == list(expected) == ["weight", "bias"]
+    assert all(torch.equal(got[key], expected[key]) for key in expected)
+    sub_module = nn.Linear(3, 4) if prefix.startswith("backbone") else nn.Linear(4, 2)
+    sub_module.load_state_dict(got)  # strict: every weight of the sub-module is there
+
+
+def test_load_checkpoint_with_prefix_refuses_a_prefix_no_weight_has(tmp_path):
+    from runnerx.runner.checkpoint import _load_checkpoint_with_prefix
+
+    path = tmp_path / "model.pth"
+    torch.save(nn.Linear(2, 2).state_dict(), path)  # a bare state dict
+    with pytest.raises(AssertionError, match="starts with 'neck.'") as error:
+        _load_checkpoint_with_prefix("neck", str(path))
+    assert isinstance(error.value, ValueError)

@@ -2,6 +2,8 @@
 tests/test_runner/test_runner.py against runnerx): custom loops built on IterBasedTrainLoop,
 resume() before train(), register_hook's priority, and errors raised before training."""
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -170,3 +172,41 @@ def test_a_model_without_val_step_is_refused_before_training_starts(digits_cfg):
     with pytest.raises(TypeError, match=r"TrainOnlyNet, has no val_step\(\)"):
         runner.train()
     assert note_hook(runner).batch_indices == []  # not one iteration was spent
+
+
+@pytest.mark.parametrize("dynamic", [None, [(4, 1)], [(3, 2), (10, 5)]])
+def test_calc_dynamic_intervals_as_mmengines(dynamic):
+    from mmengine.runner.utils import calc_dynamic_intervals as theirs
+
+    from runnerx.runner.utils import calc_dynamic_intervals
+
+    assert calc_dynamic_intervals(3, dynamic) == theirs(3, dynamic)
+
+
+def _counting(tensors):
+    def pack(tensor):
+        tensors.append(tensor)
+        return tensor
+
+    return pack
+
+
+def test_wrap_forward_gives_the_same_outputs_and_gradients():
+    from runnerx.runner.activation_checkpointing import wrap_forward
+
+    torch.manual_seed(0)
+    plain = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    wrapped = copy.deepcopy(plain)
+    wrapped.forward = wrap_forward(wrapped.forward)
+    inputs = torch.randn(5, 4)
+    saved = {}
+    for name, model in (("plain", plain), ("wrapped", wrapped)):
+        packed = []
+        hooks = torch.autograd.graph.saved_tensors_hooks(_counting(packed), lambda t: t)
+        with hooks:
+            loss = model(inputs).sum()
+        saved[name] = len(packed)
+        loss.backward()
+    assert saved["wrapped"] < saved["plain"]  # activations are recomputed, not kept
+    for ours, theirs in zip(wrapped.parameters(), plain.parameters(), strict=True):
+        torch.testing.assert_close(ours.grad, theirs.grad)
