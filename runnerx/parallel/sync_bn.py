@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import torch
@@ -10,6 +11,8 @@ from torch import nn
 from runnerx.dist import get_world_size
 
 from .options import check_choice
+
+_logger = logging.getLogger(__name__)
 
 
 def convert_sync_batchnorm(model: nn.Module, implementation: Any = "torch") -> nn.Module:
@@ -25,12 +28,18 @@ def convert_sync_batchnorm(model: nn.Module, implementation: Any = "torch") -> n
 
 def sync_batchnorm_for_run(model: nn.Module, sync_bn: Any, device: torch.device) -> nn.Module:
     """What ``sync_bn`` means for this run: SyncBatchNorm when several processes share the
-    batch (on GPUs: SyncBatchNorm cannot synchronise CPU tensors), the model as it is in a
-    single process (as in MMEngine) or when ``sync_bn`` is unset."""
-    if not sync_bn:
-        return model
-    check_choice(sync_bn, (True, "torch"), "sync_bn")
+    batch (on GPUs: SyncBatchNorm cannot synchronise CPU tensors), the model as it is when
+    ``sync_bn`` is unset. A single process has no one to synchronise with: the model's own
+    SyncBatchNorm layers become plain BatchNorm, as MMEngine's Runner does, and ``sync_bn``
+    changes nothing."""
+    if sync_bn:
+        check_choice(sync_bn, (True, "torch"), "sync_bn")
     if get_world_size() == 1:
+        if any(isinstance(layer, nn.SyncBatchNorm) for layer in model.modules()):
+            _logger.info("one process: the model's SyncBatchNorm layers run as BatchNorm")
+            revert_sync_batchnorm(model)
+        return model
+    if not sync_bn:
         return model
     if device.type == "cpu":
         raise ValueError(

@@ -192,6 +192,16 @@ def test_sync_bn_is_left_out_of_single_process_runs():
         prepare_model(ConvBN(), sync_bn="mmcv")
 
 
+def test_a_models_own_sync_bn_runs_as_batchnorm_in_a_single_process():
+    model = convert_sync_batchnorm(ConvBN(), "torch")  # a model written with SyncBatchNorm
+    weight = model.bn.weight
+    model = prepare_model(model)
+    assert not any(isinstance(module, nn.SyncBatchNorm) for module in model.modules())
+    assert model.bn.weight is weight  # the same parameters
+    model(torch.randn(2, 3, 6, 6)).sum().backward()  # trains in this process
+    assert model.bn.weight.grad is not None
+
+
 def test_matmul_precision_and_channels_last_from_env_cfg():
     before = torch.get_float32_matmul_precision()
     model = ConvBN()
