@@ -242,6 +242,14 @@ COVERED: dict[str, dict[str, str]] = {
         ),
         "is_model_wrapper": "runnerx.parallel.unwrap",
     },
+    "mmengine.model.utils": {
+        **dict.fromkeys(
+            ("convert_sync_batchnorm", "revert_sync_batchnorm"), "runnerx.parallel.sync_bn"
+        ),
+        "detect_anomalous_params": "runnerx.parallel.steps:report_parameters_without_gradient",
+        "merge_dict": "runnerx.utils.misc",
+        "stack_batch": "runnerx.model.img_data_preprocessor",
+    },
     "mmengine.hub": dict.fromkeys(("get_config", "get_model"), "runnerx.hub"),
     "mmengine.analysis": {
         **dict.fromkeys(
@@ -326,6 +334,7 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.runner.utils": set(),
     "mmengine.runner.priority": set(),
     "mmengine.model.wrappers": {"MMFullyShardedDataParallel"},
+    "mmengine.model.utils": set(),
     "mmengine.hub": set(),
     "mmengine.analysis": set(),
     "mmengine.device": {
