@@ -77,12 +77,16 @@ def _register_free(registry: Registry, names_and_objects: dict[str, object]) -> 
 
 
 def register_torch_optimizers(registry: Registry = OPTIMIZERS) -> list[str]:
-    """Register the ``torch.optim`` optimizers; return the names registered. torch's
-    Adafactor is ``'TorchAdafactor'``, as in MMEngine."""
+    """Register the ``torch.optim`` optimizers (torch's Adafactor as ``'TorchAdafactor'``, as
+    in MMEngine) and return MMEngine's ``TORCH_OPTIMIZERS``: every optimizer class name in
+    ``torch.optim`` as torch spells it, so ``'Adafactor'`` and the base class ``'Optimizer'``
+    are in it. The base class itself is not registered: it has no ``step``."""
     classes = optimizer_classes(torch.optim)
+    names = sorted([*classes, "Optimizer"])
     if "Adafactor" in classes:
         classes["TorchAdafactor"] = classes.pop("Adafactor")
-    return _register_free(registry, classes)
+    _register_free(registry, classes)
+    return names
 
 
 def register_transformers_optimizers(registry: Registry = OPTIMIZERS) -> list[str]:

@@ -25,7 +25,13 @@ def matrix_model():
     return nn.Sequential(nn.Linear(4, 4, bias=False), nn.Linear(4, 2, bias=False))
 
 
-@pytest.mark.parametrize("name", sorted(TORCH_OPTIMIZERS))
+# TORCH_OPTIMIZERS holds torch's names (the base class, 'Adafactor'); these are the registry's
+REGISTERED_TORCH_OPTIMIZERS = sorted(
+    {"TorchAdafactor" if name == "Adafactor" else name for name in TORCH_OPTIMIZERS} - {"Optimizer"}
+)
+
+
+@pytest.mark.parametrize("name", REGISTERED_TORCH_OPTIMIZERS)
 def test_every_torch_optimizer_builds_from_a_config(name):
     optimizer_type = OPTIMIZERS.get(name)
     optimizer_cfg = dict(type=name)
@@ -51,6 +57,18 @@ def test_all_of_torch_optim_is_registered_and_torchs_adafactor_is_torchadafactor
     if hasattr(torch.optim, "Adafactor"):  # 'Adafactor' is transformers', as in MMEngine
         assert OPTIMIZERS.get("TorchAdafactor") is torch.optim.Adafactor
         assert OPTIMIZERS.get("Adafactor") is not torch.optim.Adafactor
+
+
+def test_torch_optimizers_is_mmengines_list_of_torch_optim_names():
+    in_torch_optim = [
+        name
+        for name, obj in vars(torch.optim).items()
+        if isinstance(obj, type) and issubclass(obj, torch.optim.Optimizer)
+    ]
+    assert sorted(in_torch_optim) == TORCH_OPTIMIZERS
+    assert "Optimizer" in TORCH_OPTIMIZERS
+    mmengine_builder = pytest.importorskip("mmengine.optim.optimizer.builder")
+    assert TORCH_OPTIMIZERS == mmengine_builder.TORCH_OPTIMIZERS
 
 
 def test_optimizer_flags_pass_through():
