@@ -6,7 +6,7 @@
     if device == 'cuda':
         print(f'peak memory: {get_max_cuda_memory()} MB')
 
-runnerx runs on CUDA, Apple's MPS or the CPU; the NPU and MLU queries answer False.
+runnerx runs on CUDA, Apple's MPS or the CPU; the NPU, MLU, DIPU and MUSA queries answer False.
 """
 
 from __future__ import annotations
@@ -16,10 +16,14 @@ import torch
 __all__ = [
     "get_device",
     "get_max_cuda_memory",
+    "get_max_musa_memory",
     "is_cuda_available",
+    "is_dipu_available",
     "is_mlu_available",
     "is_mps_available",
+    "is_musa_available",
     "is_npu_available",
+    "is_npu_support_full_precision",
 ]
 
 
@@ -43,6 +47,21 @@ def is_mlu_available() -> bool:
     return False
 
 
+def is_dipu_available() -> bool:
+    """False: runnerx does not run on DIPU devices."""
+    return False
+
+
+def is_musa_available() -> bool:
+    """False: runnerx does not run on Moore Threads MUSA GPUs."""
+    return False
+
+
+def is_npu_support_full_precision() -> bool:
+    """False, as there is no NPU (MMEngine asks the NPU's chip version)."""
+    return False
+
+
 def get_device() -> str:
     """The accelerator this machine has, as MMEngine names it: ``'cuda'``, else ``'mps'``,
     else ``'cpu'``."""
@@ -60,3 +79,12 @@ def get_max_cuda_memory(device: torch.device | int | str | None = None) -> int:
     peak = torch.cuda.max_memory_allocated(device)
     torch.cuda.reset_peak_memory_stats(device)
     return peak // 2**20
+
+
+def get_max_musa_memory(device: torch.device | int | str | None = None) -> int:
+    """MMEngine's peak-memory query for MUSA GPUs, which runnerx does not run on: raises
+    RuntimeError (check :func:`is_musa_available` first, as MMEngine's callers do)."""
+    raise RuntimeError(
+        "get_max_musa_memory: runnerx does not run on MUSA devices (is_musa_available() is "
+        "False); use get_max_cuda_memory on CUDA"
+    )

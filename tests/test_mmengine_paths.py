@@ -263,10 +263,14 @@ COVERED: dict[str, dict[str, str]] = {
         (
             "get_device",
             "get_max_cuda_memory",
+            "get_max_musa_memory",
             "is_cuda_available",
+            "is_dipu_available",
             "is_mlu_available",
             "is_mps_available",
+            "is_musa_available",
             "is_npu_available",
+            "is_npu_support_full_precision",
         ),
         "runnerx.device",
     ),
@@ -337,12 +341,7 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.model.utils": set(),
     "mmengine.hub": set(),
     "mmengine.analysis": set(),
-    "mmengine.device": {
-        "get_max_musa_memory",
-        "is_dipu_available",
-        "is_musa_available",
-        "is_npu_support_full_precision",
-    },
+    "mmengine.device": set(),
 }
 
 

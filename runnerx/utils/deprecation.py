@@ -10,6 +10,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from runnerx.utils.errors import TypeAssertionError
+
 __all__ = ["deprecated_api_warning", "deprecated_function"]
 
 
@@ -47,7 +49,7 @@ def deprecated_api_warning(name_dict: dict, cls_name: str | None = None) -> Call
                     warn(old, new)
                 if old in kwargs:
                     if new in kwargs:
-                        raise TypeError(
+                        raise TypeAssertionError(
                             f"`{func_name}` got both {old!r} and {new!r}; {old!r} is the "
                             f"deprecated name of {new!r}: pass {new!r} only"
                         )

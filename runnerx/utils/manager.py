@@ -11,6 +11,8 @@ import threading
 import warnings
 from typing import Any, TypeVar
 
+from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
+
 _lock = threading.RLock()
 T = TypeVar("T", bound="ManagerMixin")
 
@@ -22,7 +24,7 @@ class ManagerMeta(type):
     def __init__(cls, *args: Any) -> None:
         super().__init__(*args)
         if "name" not in inspect.signature(cls.__init__).parameters:
-            raise TypeError(
+            raise TypeAssertionError(
                 f"{cls.__qualname__}.__init__ must take a `name` argument: ManagerMixin "
                 "classes are created by name through get_instance(name, ...)"
             )
@@ -55,9 +57,9 @@ class ManagerMixin(metaclass=ManagerMeta):
 
     def __init__(self, name: str = "", **kwargs: Any) -> None:
         if not isinstance(name, str):
-            raise TypeError(f"{type(self).__name__}: name must be a str, got {name!r}")
+            raise TypeAssertionError(f"{type(self).__name__}: name must be a str, got {name!r}")
         if not name:
-            raise ValueError(f"{type(self).__name__}: name must be a non-empty str")
+            raise ValueAssertionError(f"{type(self).__name__}: name must be a non-empty str")
         self._instance_name = name
 
     @classmethod
@@ -66,7 +68,9 @@ class ManagerMixin(metaclass=ManagerMeta):
         current) when there is none. ``kwargs`` for an existing instance are ignored, with a
         warning."""
         if not isinstance(name, str):
-            raise TypeError(f"{cls.__name__}.get_instance: name must be a str, got {name!r}")
+            raise TypeAssertionError(
+                f"{cls.__name__}.get_instance: name must be a str, got {name!r}"
+            )
         with _lock:
             instance = cls._instances.get(name)
             if instance is None:

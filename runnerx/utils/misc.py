@@ -22,6 +22,7 @@ from runnerx.config.custom_imports import import_modules_from_strings
 
 # MMEngine defines these in mmengine.utils.misc: code importing them from there finds them
 from runnerx.utils.deprecation import deprecated_api_warning, deprecated_function
+from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 from runnerx.utils.package_utils import check_prerequisites, requires_executable, requires_package
 
 __all__ = [
@@ -102,7 +103,7 @@ def is_seq_of(
     if seq_type is None:
         seq_type = Sequence
     elif not isinstance(seq_type, type):
-        raise TypeError(f"is_seq_of: seq_type must be a type, got {seq_type!r}")
+        raise TypeAssertionError(f"is_seq_of: seq_type must be a type, got {seq_type!r}")
     return isinstance(seq, seq_type) and all(isinstance(item, expected_type) for item in seq)
 
 
@@ -121,7 +122,7 @@ def slice_list(in_list: Sequence, lens: int | list[int]) -> list:
     ``lens`` items each when it is an int, which must divide the length)."""
     if isinstance(lens, int):
         if lens <= 0 or len(in_list) % lens:
-            raise ValueError(
+            raise ValueAssertionError(
                 f"slice_list: lens={lens} does not divide a list of {len(in_list)} items"
             )
         lens = [lens] * (len(in_list) // lens)
@@ -165,7 +166,7 @@ def is_method_overridden(method: str, base_class: type, derived_class: type | An
     """Whether ``derived_class`` (a class or an instance of one) defines ``method`` other
     than ``base_class`` does, e.g. to see which hook points a Hook subclass implements."""
     if not isinstance(base_class, type):
-        raise TypeError(
+        raise TypeAssertionError(
             f"is_method_overridden: base_class must be a class, got an instance {base_class!r}"
         )
     if not isinstance(derived_class, type):

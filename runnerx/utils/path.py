@@ -1,5 +1,5 @@
 """MMEngine's local path helpers: ``mkdir_or_exist``, ``scandir``, ``check_file_exist``,
-``symlink``, ``fopen``, ``is_filepath``, ``is_abs``.
+``symlink``, ``fopen``, ``is_filepath``, ``is_abs``, ``find_vcs_root``.
 
 .. code-block:: python
 
@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,6 +18,7 @@ from runnerx.fileio.paths import list_dir_or_file
 
 __all__ = [
     "check_file_exist",
+    "find_vcs_root",
     "fopen",
     "is_abs",
     "is_filepath",
@@ -91,3 +92,21 @@ def is_abs(path: str) -> bool:
     """Whether ``path`` is absolute: an absolute local path or an ``http://``, ``https://`` or
     ``s3://`` URL."""
     return os.path.isabs(path) or path.startswith(("http://", "https://", "s3://"))
+
+
+def find_vcs_root(path: str | Path, markers: Sequence[str] = (".git",)) -> str | None:
+    """The nearest folder, from ``path`` (a folder, or a file's folder) up to the root, that
+    holds one of ``markers``; None when none does::
+
+        repo = find_vcs_root(__file__)  # the checkout this file is in, or None
+    """
+    folder = os.path.abspath(os.path.expanduser(path))
+    if os.path.isfile(folder):
+        folder = os.path.dirname(folder)
+    while True:
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in markers):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent

@@ -17,11 +17,21 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from runnerx.logging.progress_bar import ProgressBar as _LoopProgressBar
+from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
-__all__ = ["ProgressBar", "track_iter_progress", "track_parallel_progress", "track_progress"]
+if TYPE_CHECKING:
+    import multiprocessing.pool
+
+__all__ = [
+    "ProgressBar",
+    "init_pool",
+    "track_iter_progress",
+    "track_parallel_progress",
+    "track_progress",
+]
 
 
 class ProgressBar(_LoopProgressBar):
@@ -71,7 +81,7 @@ class ProgressBar(_LoopProgressBar):
     def update(self, num_tasks: int = 1) -> None:
         """Count ``num_tasks`` (> 0) more finished tasks."""
         if num_tasks <= 0:
-            raise ValueError(f"ProgressBar.update: num_tasks must be > 0, got {num_tasks}")
+            raise ValueAssertionError(f"ProgressBar.update: num_tasks must be > 0, got {num_tasks}")
         super().update(num_tasks)
 
 
@@ -80,7 +90,7 @@ def _tasks_and_count(tasks: Any, caller: str) -> tuple[Iterable, int]:
     count)``."""
     if isinstance(tasks, tuple):
         if len(tasks) != 2 or not isinstance(tasks[0], Iterable) or not isinstance(tasks[1], int):
-            raise TypeError(
+            raise TypeAssertionError(
                 f"{caller}: a tuple of tasks must be (an iterable of tasks, their number), "
                 f"got a tuple of {len(tasks)} items"
             )
@@ -128,6 +138,18 @@ def track_iter_progress(
     bar.close()
 
 
+def init_pool(
+    process_num: int, initializer: Callable | None = None, initargs: tuple | None = None
+) -> multiprocessing.pool.Pool:
+    """A :class:`multiprocessing.Pool` of ``process_num`` processes, each running
+    ``initializer(*initargs)`` first (``initargs`` must be a tuple)."""
+    import multiprocessing.pool  # imported on use: it costs start-up time
+
+    if initargs is not None and not isinstance(initargs, tuple):
+        raise TypeError(f"init_pool: initargs must be a tuple, got {initargs!r}")
+    return multiprocessing.pool.Pool(process_num, initializer, initargs or ())
+
+
 def track_parallel_progress(
     func: Callable,
     tasks: Sequence | tuple[Iterable, int],
@@ -147,15 +169,12 @@ def track_parallel_progress(
     ``keep_order=False`` returns the results in the order they finish; ``skip_first`` leaves
     the first ``nproc * chunksize`` results (the workers' start-up) out of the speed and ETA.
     """
-    from multiprocessing import Pool  # imported on use: it costs start-up time
-
     tasks, task_num = _tasks_and_count(tasks, "track_parallel_progress")
-    if initargs is not None and not isinstance(initargs, tuple):
-        raise TypeError(f"track_parallel_progress: initargs must be a tuple, got {initargs!r}")
+    pool = init_pool(nproc, initializer, initargs)
     warm_up = nproc * chunksize if skip_first else 0
     bar = ProgressBar(task_num - warm_up, bar_width, start=not skip_first, file=file)
     results = []
-    with Pool(nproc, initializer, initargs or ()) as pool:
+    with pool:
         imap = pool.imap if keep_order else pool.imap_unordered
         for result in imap(func, tasks, chunksize):
             results.append(result)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from runnerx.utils.errors import ValueAssertionError
+
 __all__ = ["digit_version", "get_git_hash"]
 
 # where a pre-release sorts below its release: 2.1.0a1 < 2.1.0b1 < 2.1.0rc1 < 2.1.0
@@ -27,7 +29,9 @@ def digit_version(version_str: str, length: int = 4) -> tuple[int, ...]:
     from packaging.version import Version  # imported on use: it costs start-up time
 
     if "parrots" in version_str:
-        raise ValueError(f"digit_version: {version_str!r} is a parrots version, not supported")
+        raise ValueAssertionError(
+            f"digit_version: {version_str!r} is a parrots version, not supported"
+        )
     version = Version(version_str)
     release = list(version.release[:length])
     release += [0] * (length - len(release))

@@ -107,3 +107,25 @@ def test_call_command_and_install_package_of_an_installed_one(tmp_path):
     rx.call_command(["sh", "-c", f"echo ran > {tmp_path / 'out'}"])
     assert (tmp_path / "out").read_text() == "ran\n"
     rx.install_package("rich")  # installed already: pip is not run
+
+
+def test_find_vcs_root_finds_the_nearest_marked_folder_as_mmengine(tmp_path):
+    from mmengine.utils.path import find_vcs_root as mm_find_vcs_root
+
+    from runnerx.utils.path import find_vcs_root
+
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "pkg" / "inner" / ".hg").mkdir(parents=True)
+    source = tmp_path / "repo" / "pkg" / "inner" / "module.py"
+    source.write_text("")
+    for path, markers in [
+        (source, (".git",)),  # a file: its folder and up
+        (source.parent, (".git", ".hg")),  # the nearest marker wins
+        (tmp_path / "repo", (".git",)),  # the folder itself
+        (tmp_path, ("no-such-marker",)),  # up to the root: none
+    ]:
+        found = find_vcs_root(str(path), markers)
+        assert found == mm_find_vcs_root(str(path), markers)
+    assert find_vcs_root(str(source)) == str(tmp_path / "repo")
+    assert find_vcs_root(str(source.parent), (".git", ".hg")) == str(source.parent)
+    assert find_vcs_root(str(tmp_path), ("no-such-marker",)) is None

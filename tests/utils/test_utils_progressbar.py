@@ -70,6 +70,15 @@ def test_track_parallel_progress_runs_the_initializer_in_each_worker():
         rx.track_parallel_progress(plus_offset, [1], 1, set_offset, initargs=[100])
 
 
+def test_init_pool_starts_workers_that_ran_the_initializer():
+    from runnerx.utils.progressbar import init_pool
+
+    with init_pool(2, set_offset, (5,)) as pool:
+        assert pool.map(plus_offset, [1, 2, 3]) == [6, 7, 8]
+    with pytest.raises(TypeError, match="initargs must be a tuple"):
+        init_pool(1, set_offset, [5])
+
+
 @pytest.mark.parametrize("nproc", [1, 2])
 def test_track_progress_rich_matches_mmengine(nproc):
     tasks = [(1, 2), (3, 4), 5, [6, 7]]

@@ -12,6 +12,7 @@ from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.instancenorm import _InstanceNorm
 
+from runnerx.utils.errors import ValueAssertionError
 from runnerx.utils.misc import is_tuple_of
 
 _NORM_TYPES = (_BatchNorm, _InstanceNorm, nn.GroupNorm, nn.LayerNorm)
@@ -52,18 +53,20 @@ def tensor2imgs(
     ``(H, W, C)``: multiplied by ``std`` and shifted by ``mean`` (per channel; default: left
     as they are), BGR when ``to_bgr`` (3 channels only)."""
     if not torch.is_tensor(tensor) or tensor.ndim != 4:
-        raise ValueError(f"tensor2imgs: expected a 4-dim (N, C, H, W) tensor, got {tensor!r}")
+        raise ValueAssertionError(
+            f"tensor2imgs: expected a 4-dim (N, C, H, W) tensor, got {tensor!r}"
+        )
     channels = tensor.size(1)
     if channels not in (1, 3):
-        raise ValueError(f"tensor2imgs: images must have 1 or 3 channels, got {channels}")
+        raise ValueAssertionError(f"tensor2imgs: images must have 1 or 3 channels, got {channels}")
     mean = (0,) * channels if mean is None else tuple(mean)
     std = (1,) * channels if std is None else tuple(std)
     if not len(mean) == len(std) == channels:
-        raise ValueError(
+        raise ValueAssertionError(
             f"tensor2imgs: mean and std need {channels} values each, got {mean} and {std}"
         )
     if to_bgr and channels == 1:
-        raise ValueError("tensor2imgs: to_bgr=True needs 3-channel images")
+        raise ValueAssertionError("tensor2imgs: to_bgr=True needs 3-channel images")
     images = tensor.permute(0, 2, 3, 1) * tensor.new_tensor(std) + tensor.new_tensor(mean)
     images = images.detach().cpu().numpy()
     if to_bgr:

@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 
 import torch
 
+from runnerx.utils.errors import ValueAssertionError
+
 
 class TimeCounter:
     """Averages the time of a function (as a decorator) or of a ``with`` block, and logs
@@ -40,7 +42,9 @@ class TimeCounter:
         logger: logging.Logger | None = None,
     ) -> TimeCounter:
         if warmup_interval < 1:
-            raise ValueError(f"TimeCounter: warmup_interval must be >= 1, got {warmup_interval}")
+            raise ValueAssertionError(
+                f"TimeCounter: warmup_interval must be >= 1, got {warmup_interval}"
+            )
         if tag is not None and tag in cls.instance_dict:
             return cls.instance_dict[tag]
         counter = super().__new__(cls)
@@ -68,7 +72,9 @@ class TimeCounter:
 
     def __enter__(self) -> None:
         if self.tag is None:
-            raise ValueError("TimeCounter as a `with` block needs a tag=, to name its logs")
+            raise ValueAssertionError(
+                "TimeCounter as a `with` block needs a tag=, to name its logs"
+            )
         self._count += 1
         self._sync()
         self._started = time.perf_counter()
