@@ -91,6 +91,28 @@ _REGISTRY = [
     *["count_registered_modules", "traverse_registry_tree"],
 ]
 
+
+@functools.cache
+def mmengine_public_names(path: str) -> frozenset[str]:
+    """The oracle: a path's ``__all__``; for the top level and modules without one, the
+    public names it defines (the top level: the public names of its ``import *``-ed
+    subpackages, and ``version_info``)."""
+    module = importlib.import_module(path)
+    if hasattr(module, "__all__"):
+        return frozenset(module.__all__)
+    if path == "mmengine":
+        return frozenset(
+            name
+            for name, value in vars(module).items()
+            if not name.startswith("_") and not inspect.ismodule(value)
+        )
+    return frozenset(
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and getattr(value, "__module__", None) == path
+    )
+
+
 #: MMEngine path -> {name: "runnerx module" or "runnerx module:attribute.path"}
 COVERED: dict[str, dict[str, str]] = {
     "mmengine": {
@@ -148,6 +170,12 @@ COVERED: dict[str, dict[str, str]] = {
         "DumpResults": "runnerx.evaluator.dump_results",
     },
     "mmengine.evaluator.utils": {"get_metric_value": "runnerx.evaluator.utils"},
+    # the collectives and process-group helpers, at the two modules MMEngine splits them into
+    **{
+        path: dict.fromkeys(mmengine_public_names(path), "runnerx.dist")
+        for path in ("mmengine.dist.dist", "mmengine.dist.utils")
+    },
+    "mmengine.testing._internal": {"MultiProcessTestCase": "runnerx.testing._internal.distributed"},
     "mmengine.dataset": {**_DATA, "COLLATE_FUNCTIONS": "runnerx.registry:FUNCTIONS"},
     "mmengine.dataset.base_dataset": {
         "BaseDataset": "runnerx.data.base_dataset",
@@ -300,6 +328,9 @@ NOT_PORTED: dict[str, set[str]] = {
         *["read_base", "version_info"],
     },
     "mmengine.utils.misc": set(),
+    "mmengine.dist.dist": set(),
+    "mmengine.dist.utils": set(),
+    "mmengine.testing._internal": set(),
     "mmengine.testing": set(),
     "mmengine.evaluator": set(),
     "mmengine.evaluator.metric": set(),
@@ -363,27 +394,6 @@ def is_same(found: object, canonical: object) -> bool:
     if inspect.ismethod(canonical):
         return found == canonical
     return found is canonical
-
-
-@functools.cache
-def mmengine_public_names(path: str) -> frozenset[str]:
-    """The oracle: a path's ``__all__``; for the top level and modules without one, the
-    public names it defines (the top level: the public names of its ``import *``-ed
-    subpackages, and ``version_info``)."""
-    module = importlib.import_module(path)
-    if hasattr(module, "__all__"):
-        return frozenset(module.__all__)
-    if path == "mmengine":
-        return frozenset(
-            name
-            for name, value in vars(module).items()
-            if not name.startswith("_") and not inspect.ismodule(value)
-        )
-    return frozenset(
-        name
-        for name, value in vars(module).items()
-        if not name.startswith("_") and getattr(value, "__module__", None) == path
-    )
 
 
 @pytest.mark.parametrize("path", sorted(COVERED))

@@ -19,6 +19,8 @@ import subprocess
 import torch
 import torch.distributed as torch_dist
 
+from . import utils
+
 DEFAULT_PORT = "29500"
 
 
@@ -49,7 +51,10 @@ def init_dist(
     ``backend`` defaults to nccl on CUDA and gloo otherwise (MMEngine's default is always
     nccl). ``timeout`` (seconds; None: torch's default) bounds how long a collective waits
     for a rank that died; ``port`` (slurm only) is the master port, before ``MASTER_PORT``
-    and 29500. The other keyword arguments go to ``torch.distributed.init_process_group``.
+    and 29500. The other keyword arguments go to ``torch.distributed.init_process_group``;
+    ``rank=``, ``world_size=`` and ``init_method=`` among them stand in for RANK, WORLD_SIZE
+    and MASTER_ADDR/MASTER_PORT, as in ``init_dist('pytorch', rank=rank, world_size=2)`` in
+    processes a test spawned.
     ``init_backend`` is accepted for MMEngine's calls; only 'torch' is supported.
 
     .. code-block:: python
@@ -79,10 +84,17 @@ def init_dist(
         _environment_from_slurm()
     elif launcher == "mpi":
         _environment_from_mpi()
+    # what init_process_group is given stands in for the environment
+    given = {
+        "RANK": "rank",
+        "WORLD_SIZE": "world_size",
+        "MASTER_ADDR": "init_method",
+        "MASTER_PORT": "init_method",
+    }
     missing = [
         name
-        for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-        if name not in os.environ
+        for name, argument in given.items()
+        if name not in os.environ and argument not in kwargs
     ]
     if missing:
         raise RuntimeError(
@@ -144,5 +156,6 @@ def shutdown_dist(wait_for_others: bool = True) -> None:
         gc.collect()
         if wait_for_others:
             torch_dist.barrier()
+        utils._local_group = None  # made in the group that ends here
         torch_dist.destroy_process_group()
         gc.collect()

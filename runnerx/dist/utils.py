@@ -9,6 +9,7 @@ and no groups. ``group=None`` means the default group. The collectives are in
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,6 +22,27 @@ if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = [  # the names marked noqa come from other modules of runnerx.dist (__getattr__)
+    "barrier",
+    "cast_data_device",  # noqa: F822
+    "get_backend",
+    "get_comm_device",  # noqa: F822
+    "get_data_device",  # noqa: F822
+    "get_default_group",
+    "get_dist_info",
+    "get_local_group",
+    "get_local_rank",
+    "get_local_size",
+    "get_rank",
+    "get_world_size",
+    "infer_launcher",  # noqa: F822
+    "init_dist",  # noqa: F822
+    "init_local_group",
+    "is_distributed",
+    "is_main_process",
+    "master_only",
+]
 
 #: the group of this node's processes, made by init_local_group
 _local_group: ProcessGroup | None = None
@@ -60,8 +82,12 @@ def get_dist_info(group: ProcessGroup | None = None) -> tuple[int, int]:
 
 
 def get_local_rank() -> int:
-    """This process's rank on its node (``LOCAL_RANK``, which torchrun sets and the slurm and
-    mpi launchers of :func:`runnerx.dist.init_dist` set too; 0 otherwise)."""
+    """This process's rank on its node: its rank in the group of :func:`init_local_group`
+    once that exists (as in MMEngine), else ``LOCAL_RANK``, which torchrun sets and the
+    slurm and mpi launchers of :func:`runnerx.dist.init_dist` set too (MMEngine raises
+    without the group); 0 without either."""
+    if is_distributed() and _local_group is not None:
+        return torch_dist.get_rank(_local_group)
     return int(os.environ.get("LOCAL_RANK", "0"))
 
 
@@ -139,3 +165,22 @@ def barrier(group: ProcessGroup | None = None) -> None:
     distributed."""
     if is_distributed():
         torch_dist.barrier(group)
+
+
+#: names MMEngine's ``mmengine.dist.utils`` also holds, and the module of runnerx.dist they
+#: live in (imported when asked for: that module imports this one)
+_ELSEWHERE = {
+    "cast_data_device": "device",
+    "get_comm_device": "device",
+    "get_data_device": "device",
+    "infer_launcher": "launch",
+    "init_dist": "launch",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``from runnerx.dist.utils import init_dist`` (and the other names of
+    ``_ELSEWHERE``) works as ``from mmengine.dist.utils import init_dist`` does."""
+    if name in _ELSEWHERE:
+        return getattr(importlib.import_module(f".{_ELSEWHERE[name]}", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
