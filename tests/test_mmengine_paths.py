@@ -176,6 +176,10 @@ COVERED: dict[str, dict[str, str]] = {
         for path in ("mmengine.dist.dist", "mmengine.dist.utils")
     },
     "mmengine.testing._internal": {"MultiProcessTestCase": "runnerx.testing._internal.distributed"},
+    "mmengine.logging.logger": {
+        "MMLogger": "runnerx.logging.mmlogger",
+        "print_log": "runnerx.logging.logger",
+    },
     "mmengine.dataset": {**_DATA, "COLLATE_FUNCTIONS": "runnerx.registry:FUNCTIONS"},
     "mmengine.dataset.base_dataset": {
         "BaseDataset": "runnerx.data.base_dataset",
@@ -328,6 +332,8 @@ NOT_PORTED: dict[str, set[str]] = {
         *["read_base", "version_info"],
     },
     "mmengine.utils.misc": set(),
+    # MMEngine's formatter and duplicate-warning filter: runnerx's logger has its own
+    "mmengine.logging.logger": {"FilterDuplicateWarning", "MMFormatter"},
     "mmengine.dist.dist": set(),
     "mmengine.dist.utils": set(),
     "mmengine.testing._internal": set(),

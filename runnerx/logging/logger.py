@@ -24,6 +24,14 @@ from termcolor import colored
 
 from runnerx.suggest import close_matches
 
+__all__ = [
+    "MMLogger",  # noqa: F822  (from runnerx.logging.mmlogger, see __getattr__)
+    "get_logger",
+    "get_run_logger",
+    "make_logger_current",
+    "print_log",
+]
+
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _LEVEL_COLOURS = {
     logging.DEBUG: "green",
@@ -237,3 +245,13 @@ def _remove_file_handlers(logger: logging.Logger) -> None:
     for handler in [h for h in logger.handlers if isinstance(h, _LogFileHandler)]:
         logger.removeHandler(handler)
         handler.close()
+
+
+def __getattr__(name: str) -> Any:
+    """``MMLogger`` at MMEngine's path (``from mmengine.logging.logger import MMLogger``);
+    looked up on first use because runnerx.logging.mmlogger imports this module."""
+    if name == "MMLogger":
+        from .mmlogger import MMLogger
+
+        return MMLogger
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
