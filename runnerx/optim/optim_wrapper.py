@@ -113,11 +113,10 @@ class OptimWrapper:
         self._clip_params: list[torch.Tensor] = []
         self.message_hub = None
         if self._clip_fn is not None:
+            # every parameter: torch clips the gradients there are, so a parameter frozen
+            # now and unfrozen later is clipped from then on
             self._clip_params = [
-                param
-                for group in optimizer.param_groups
-                for param in group["params"]
-                if param.requires_grad
+                param for group in optimizer.param_groups for param in group["params"]
             ]
             if "max_norm" in self.clip_grad_kwargs:
                 self.message_hub = current_message_hub()

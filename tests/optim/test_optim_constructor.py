@@ -91,6 +91,18 @@ def test_a_parameter_unfrozen_during_training_is_trained_from_then_on():
     assert not torch.equal(model.frozen.weight, frozen_before)
 
 
+def test_a_parameter_unfrozen_during_training_has_its_gradient_clipped_too():
+    model = Net()
+    cfg = dict(optimizer=dict(type="SGD", lr=0.1), clip_grad=dict(max_norm=1.0))
+    wrapper = build_optim_wrapper(model, cfg)
+    model.frozen.requires_grad_(True)  # unfrozen after the optim wrapper was built
+    before = [p.detach().clone() for p in model.frozen.parameters()]
+    wrapper.update_params(1000 * model.frozen(torch.ones(3, 2)).sum())
+    moved = torch.cat([(p - b).flatten() for p, b in zip(model.frozen.parameters(), before)])
+    # the step is lr times the gradient clipped to norm 1 (unclipped it would be ~1000x)
+    assert 0 < moved.norm() <= 0.1 + 1e-6
+
+
 def test_custom_key_that_matches_nothing_warns_with_its_name():
     with pytest.warns(UserWarning, match="'neck'"):
         build_optim_wrapper(
