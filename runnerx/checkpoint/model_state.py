@@ -130,26 +130,31 @@ def load_checkpoint(
     return checkpoint
 
 
+def checkpoint_weights(filename: str | os.PathLike, map_location: Any = None) -> dict:
+    """The weights a checkpoint holds: its ``state_dict`` (or the whole file, if it is a bare
+    state dict), with a leading ``module.`` (from DDP) dropped from the names."""
+    checkpoint = CheckpointLoader.load_checkpoint(filename, map_location)
+    state = checkpoint.get("state_dict", checkpoint) if isinstance(checkpoint, Mapping) else {}
+    return {key.removeprefix("module."): value for key, value in state.items()}
+
+
 def load_checkpoint_with_prefix(
     prefix: str, filename: str | os.PathLike, map_location: Any = None
 ) -> dict:
     """The weights of one sub-module of a checkpoint (MMEngine's
-    ``_load_checkpoint_with_prefix``): the entries of its ``state_dict`` (or of the bare state
-    dict) under ``prefix`` (``'backbone'`` or ``'backbone.'``), with the prefix removed; a
-    leading ``module.`` (from DDP) is dropped first::
+    ``_load_checkpoint_with_prefix``): the entries of :func:`checkpoint_weights` under
+    ``prefix`` (``'backbone'`` or ``'backbone.'``), with the prefix removed::
 
         backbone_weights = load_checkpoint_with_prefix('backbone', 'work_dirs/x/epoch_12.pth')
         model.backbone.load_state_dict(backbone_weights)
 
     No entry under ``prefix`` is an error (a ValueError, and MMEngine's AssertionError)."""
-    checkpoint = CheckpointLoader.load_checkpoint(filename, map_location)
-    state = checkpoint.get("state_dict", checkpoint) if isinstance(checkpoint, Mapping) else {}
     prefix = prefix if prefix.endswith(".") else f"{prefix}."
-    found = {}
-    for key, value in state.items():
-        key = key.removeprefix("module.")
-        if key.startswith(prefix):
-            found[key[len(prefix) :]] = value
+    found = {
+        key[len(prefix) :]: value
+        for key, value in checkpoint_weights(filename, map_location).items()
+        if key.startswith(prefix)
+    }
     if not found:
         raise ValueAssertionError(
             f"no weight in {os.fspath(filename)} has a name that starts with {prefix!r}"

@@ -242,30 +242,21 @@ def load_pretrained(
     the prefix removed.
     """
     from runnerx.checkpoint import load_model_weights
-    from runnerx.checkpoint.model_state import load_checkpoint_with_prefix
+    from runnerx.checkpoint.model_state import checkpoint_weights, load_checkpoint_with_prefix
 
-    if prefix:
-        state = load_checkpoint_with_prefix(prefix, checkpoint, map_location)
-    else:
-        state = _read_checkpoint(checkpoint, map_location)
-        if isinstance(state, Mapping) and "state_dict" in state:
-            state = state["state_dict"]
-        state = {key.removeprefix("module."): value for key, value in state.items()}
+    try:
+        if prefix:
+            state = load_checkpoint_with_prefix(prefix, checkpoint, map_location)
+        else:
+            state = checkpoint_weights(checkpoint, map_location)
+    except ValueError as error:  # a name no reader takes, no weight under the prefix
+        raise type(error)(f"init_cfg Pretrained checkpoint: {error}") from error
     missing, unexpected = load_model_weights(module, state, strict=False)
     logger.info("loaded pretrained weights from %s", checkpoint)
     if missing:
         logger.warning("weights missing from %s: %s", checkpoint, missing)
     if unexpected:
         logger.warning("weights in %s that the model lacks: %s", checkpoint, unexpected)
-
-
-def _read_checkpoint(checkpoint: str, map_location: Any) -> Mapping:
-    from runnerx.checkpoint.loader import CheckpointLoader
-
-    try:
-        return CheckpointLoader.load_checkpoint(checkpoint, map_location)
-    except ValueError as error:  # a name no reader takes
-        raise ValueError(f"init_cfg Pretrained checkpoint: {error}") from error
 
 
 def update_init_info(module: nn.Module, init_info: str) -> None:
