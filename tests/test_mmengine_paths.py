@@ -267,6 +267,19 @@ COVERED: dict[str, dict[str, str]] = {
         "set_random_seed": "runnerx.runner.environment",
     },
     "mmengine.runner.priority": dict.fromkeys(("Priority", "get_priority"), "runnerx.hooks.hook"),
+    "mmengine.model.base_model": {
+        "BaseModel": "runnerx.model.base_model.base_model",
+        **dict.fromkeys(
+            ("BaseDataPreprocessor", "ImgDataPreprocessor"),
+            "runnerx.model.base_model.data_preprocessor",
+        ),
+    },
+    "mmengine.model.base_model.base_model": {"BaseModel": "runnerx.model.base_model.base_model"},
+    "mmengine.model.base_model.data_preprocessor": dict.fromkeys(
+        ("BaseDataPreprocessor", "ImgDataPreprocessor"),
+        "runnerx.model.base_model.data_preprocessor",
+    ),
+    # MMEngine's wrappers are runnerx.parallel's
     "mmengine.model.wrappers": {
         "MMDistributedDataParallel": "runnerx.parallel.ddp:DistributedDataParallelModel",
         "MMSeparateDistributedDataParallel": (
@@ -274,15 +287,31 @@ COVERED: dict[str, dict[str, str]] = {
         ),
         "is_model_wrapper": "runnerx.parallel.unwrap",
     },
+    "mmengine.model.wrappers.distributed": {
+        "MMDistributedDataParallel": "runnerx.parallel.ddp:DistributedDataParallelModel"
+    },
+    "mmengine.model.wrappers.seperate_distributed": {
+        "MMSeparateDistributedDataParallel": (
+            "runnerx.parallel.separate_ddp:SeparateDistributedDataParallelModel"
+        )
+    },
+    "mmengine.model.wrappers.utils": {"is_model_wrapper": "runnerx.parallel.unwrap"},
     "mmengine.model.utils": {
         **dict.fromkeys(
             ("convert_sync_batchnorm", "revert_sync_batchnorm"), "runnerx.parallel.sync_bn"
         ),
         "detect_anomalous_params": "runnerx.parallel.steps:report_parameters_without_gradient",
         "merge_dict": "runnerx.utils.misc",
-        "stack_batch": "runnerx.model.img_data_preprocessor",
+        "stack_batch": "runnerx.model.base_model.data_preprocessor",
     },
-    "mmengine.hub": dict.fromkeys(("get_config", "get_model"), "runnerx.hub"),
+    "mmengine.hooks.sync_buffer_hook": {"SyncBuffersHook": "runnerx.hooks.sync_buffers_hook"},
+    "mmengine.hooks.test_time_aug_hook": dict.fromkeys(
+        ("PrepareTTAHook", "build_runner_with_tta"), "runnerx.hooks.prepare_tta_hook"
+    ),
+    **{
+        path: dict.fromkeys(("get_config", "get_model"), "runnerx.hub.hub")
+        for path in ("mmengine.hub", "mmengine.hub.hub")
+    },
     "mmengine.analysis": {
         **dict.fromkeys(
             ("ActivationAnalyzer", "FlopAnalyzer", "activation_count", "flop_count"),
@@ -291,20 +320,54 @@ COVERED: dict[str, dict[str, str]] = {
         "get_model_complexity_info": "runnerx.analysis.complexity",
         **dict.fromkeys(("parameter_count", "parameter_count_table"), "runnerx.analysis.params"),
     },
-    "mmengine.device": dict.fromkeys(
-        (
-            "get_device",
-            "get_max_cuda_memory",
-            "get_max_musa_memory",
-            "is_cuda_available",
-            "is_dipu_available",
-            "is_mlu_available",
-            "is_mps_available",
-            "is_musa_available",
-            "is_npu_available",
-            "is_npu_support_full_precision",
+    **{
+        path: dict.fromkeys(mmengine_public_names("mmengine.device.utils"), "runnerx.device.utils")
+        for path in ("mmengine.device", "mmengine.device.utils")
+    },
+    "mmengine.fileio.io": {
+        **dict.fromkeys(("dump", "load"), "runnerx.fileio.load_dump"),
+        **dict.fromkeys(
+            (
+                "copyfile",
+                "copytree",
+                "exists",
+                "get",
+                "get_local_path",
+                "get_text",
+                "isdir",
+                "isfile",
+                "join_path",
+                "list_dir_or_file",
+                "put",
+                "put_text",
+                "remove",
+                "rmtree",
+            ),
+            "runnerx.fileio.paths",
         ),
-        "runnerx.device",
+    },
+    "mmengine.fileio.handlers": {
+        "BaseFileHandler": "runnerx.fileio.handlers.base",
+        "JsonHandler": "runnerx.fileio.handlers.json_handler",
+        "PickleHandler": "runnerx.fileio.handlers.pickle_handler",
+        "YamlHandler": "runnerx.fileio.handlers.yaml_handler",
+        **dict.fromkeys(
+            ("file_handlers", "register_handler"), "runnerx.fileio.handlers.registry_utils"
+        ),
+    },
+    "mmengine.fileio.handlers.base": {"BaseFileHandler": "runnerx.fileio.handlers.base"},
+    "mmengine.fileio.handlers.json_handler": {
+        "JsonHandler": "runnerx.fileio.handlers.json_handler",
+        "set_default": "runnerx.fileio.handlers.json_handler:json_default",
+    },
+    "mmengine.fileio.handlers.pickle_handler": {
+        "PickleHandler": "runnerx.fileio.handlers.pickle_handler"
+    },
+    "mmengine.fileio.handlers.yaml_handler": {
+        "YamlHandler": "runnerx.fileio.handlers.yaml_handler"
+    },
+    "mmengine.fileio.handlers.registry_utils": dict.fromkeys(
+        ("file_handlers", "register_handler"), "runnerx.fileio.handlers.registry_utils"
     ),
 }
 
@@ -374,11 +437,33 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.runner.log_processor": set(),
     "mmengine.runner.utils": set(),
     "mmengine.runner.priority": set(),
+    "mmengine.model.base_model": set(),
+    "mmengine.model.base_model.base_model": set(),
+    "mmengine.model.base_model.data_preprocessor": set(),
     "mmengine.model.wrappers": {"MMFullyShardedDataParallel"},
+    "mmengine.model.wrappers.distributed": set(),
+    "mmengine.model.wrappers.seperate_distributed": set(),
+    "mmengine.model.wrappers.utils": set(),
     "mmengine.model.utils": set(),
+    "mmengine.hooks.sync_buffer_hook": set(),
+    "mmengine.hooks.test_time_aug_hook": set(),
     "mmengine.hub": set(),
+    "mmengine.hub.hub": set(),
     "mmengine.analysis": set(),
     "mmengine.device": set(),
+    "mmengine.device.utils": set(),
+    # storage backends other than local files and http(s)
+    "mmengine.fileio.io": {
+        *["copy_if_symlink_fails", "copyfile_from_local", "copyfile_to_local"],
+        *["copytree_from_local", "copytree_to_local", "generate_presigned_url"],
+        "get_file_backend",
+    },
+    "mmengine.fileio.handlers": set(),
+    "mmengine.fileio.handlers.base": set(),
+    "mmengine.fileio.handlers.json_handler": set(),
+    "mmengine.fileio.handlers.pickle_handler": set(),
+    "mmengine.fileio.handlers.yaml_handler": set(),
+    "mmengine.fileio.handlers.registry_utils": set(),
 }
 
 

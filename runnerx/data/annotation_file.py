@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runnerx.fileio import UnsafePickleError, file_handlers, load
-from runnerx.fileio.handlers import infer_format
+from runnerx.fileio.handlers.registry_utils import infer_format
 
 #: What BaseDataset's annotation files hold (OpenMMLab 2.0's format).
 ANNOTATION_FORMAT = "dict(metainfo=dict(...), data_list=[dict(...), ...])"

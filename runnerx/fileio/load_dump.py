@@ -13,7 +13,8 @@ import io
 import os
 from typing import Any
 
-from .handlers import handler_for, infer_format, name_of
+from .handlers.base import name_of
+from .handlers.registry_utils import handler_for, infer_format
 from .paths import backend_args_of, get, resolve_path
 
 

@@ -12,12 +12,11 @@ from runnerx.model.averaged_model import (
     MomentumAnnealingEMA,
     StochasticWeightAverage,
 )
-from runnerx.model.base_model import BaseModel
+from runnerx.model.base_model import BaseDataPreprocessor, BaseModel, ImgDataPreprocessor
+from runnerx.model.base_model.data_preprocessor import stack_batch
 from runnerx.model.base_module import BaseModule, ModuleDict, ModuleList, Sequential
 from runnerx.model.build import build_model
-from runnerx.model.data_preprocessor import BaseDataPreprocessor
 from runnerx.model.examples import CharTransformerLM, DigitsConvNet, TransformerBlock
-from runnerx.model.img_data_preprocessor import ImgDataPreprocessor, stack_batch
 from runnerx.model.initializers import (
     BaseInit,
     Caffe2XavierInit,

@@ -6,7 +6,7 @@ from runnerx.parallel.steps import report_parameters_without_gradient as detect_
 from runnerx.parallel.sync_bn import convert_sync_batchnorm, revert_sync_batchnorm
 from runnerx.utils.misc import merge_dict
 
-from .img_data_preprocessor import stack_batch
+from .base_model.data_preprocessor import stack_batch
 
 __all__ = [
     "convert_sync_batchnorm",

@@ -256,7 +256,7 @@ def test_hooks_on_the_model_and_its_preprocessor_still_run_in_every_step():
 
 
 def test_a_compiled_or_call_overriding_model_is_called_through_its_call():
-    from runnerx.model.base_model import call_module
+    from runnerx.model.base_model.base_model import call_module
 
     model = TinyClassifier()
     assert call_module(model) == model.forward  # nothing else to do: forward directly

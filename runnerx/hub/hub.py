@@ -1,11 +1,5 @@
-"""MMEngine's ``mmengine.hub``: the configs and models an installed package ships.
-
-.. code-block:: python
-
-    from runnerx.hub import get_config, get_model
-
-    cfg = get_config('mmdet::faster_rcnn/faster-rcnn_r50_fpn_1x_coco.py', pretrained=True)
-    model = get_model('mmdet::faster_rcnn/faster-rcnn_r50_fpn_1x_coco.py', pretrained=True)
+"""``get_config`` and ``get_model``, at MMEngine's path ``mmengine.hub.hub``: the configs and
+models an installed package ships.
 
 A package keeps its configs in ``<pkg>/.mim/configs`` (OpenMMLab's layout) or
 ``<pkg>/configs``, and lists its trained weights in ``<pkg>/.mim/model-index.yml``, whose

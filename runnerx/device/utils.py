@@ -1,13 +1,6 @@
-"""MMEngine's ``mmengine.device`` queries, for code that asks which accelerator there is::
-
-    from runnerx.device import get_device, get_max_cuda_memory
-
-    device = get_device()  # 'cuda', 'mps' or 'cpu'
-    if device == 'cuda':
-        print(f'peak memory: {get_max_cuda_memory()} MB')
-
-runnerx runs on CUDA, Apple's MPS or the CPU; the NPU, MLU, DIPU and MUSA queries answer False.
-"""
+"""The accelerator queries, at MMEngine's path ``mmengine.device.utils``: which accelerator
+this machine has and the peak memory tensors took on it. runnerx runs on CUDA, Apple's MPS or
+the CPU; the NPU, MLU, DIPU and MUSA queries answer False."""
 
 from __future__ import annotations
 

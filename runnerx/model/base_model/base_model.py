@@ -10,9 +10,11 @@ import torch
 from torch import nn
 from torch.nn.modules import module as _torch_module
 
+from runnerx.model.base_model.data_preprocessor import BaseDataPreprocessor
 from runnerx.model.base_module import BaseModule
-from runnerx.model.data_preprocessor import BaseDataPreprocessor
 from runnerx.registry import MODELS
+
+__all__ = ["BaseModel"]
 
 # What nn.Module.__call__ looks at before it calls ``forward`` (feature-detected: without
 # them, modules are always called through __call__).
