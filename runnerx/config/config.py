@@ -29,7 +29,6 @@ from .loader import load_config_file
 from .merge import merge_into, nest_dotted_keys
 from .pretty import format_config
 from .provenance import Explanation, Override, explain
-from .read_base import unsupported
 
 RESERVED_KEYS = ("filename", "text", "pretty_text", "env_variables")
 _STATE = ("_cfg_dict", "_filename", "_text", "_env_variables", "_source", "_overrides")
@@ -79,12 +78,15 @@ class Config:
         """Read a ``.py``/``.json``/``.yaml`` config and everything it inherits.
 
         ``custom_imports`` in the result is imported (so registrations run) unless
-        ``import_custom_modules=False``. ``format_python_code`` is accepted for MMEngine
+        ``import_custom_modules=False``. ``lazy_import`` is MMEngine's switch for the
+        ``with read_base():`` style: None reads a ``.py`` file in that style when it has such a
+        block, True always, False never (a block is then an error). Imports are not lazy
+        here: they run as the file is read. ``format_python_code`` is accepted for MMEngine
         compatibility; :attr:`pretty_text` is always formatted.
         """
-        if lazy_import:
-            raise ConfigError(unsupported("`lazy_import=True` for `with read_base():` configs"))
-        loaded = load_config_file(filename, use_predefined_variables, use_environment_variables)
+        loaded = load_config_file(
+            filename, use_predefined_variables, use_environment_variables, lazy_import
+        )
         if import_custom_modules and loaded.cfg.get("custom_imports"):
             imports = loaded.cfg["custom_imports"]
             if not isinstance(imports, dict):

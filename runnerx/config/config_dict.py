@@ -15,6 +15,8 @@ from addict import Dict
 
 from runnerx.suggest import close_matches
 
+from .merge import DELETE_KEY
+
 _NO_DEFAULT = object()
 
 
@@ -97,6 +99,29 @@ class ConfigDict(Dict):
     def to_dict(self) -> dict:
         """Return the same tree as plain ``dict``, ``list`` and ``tuple`` objects."""
         return to_plain(self)
+
+    def merge(self, other: dict) -> None:
+        """Merge ``other`` into this dict in place (MMEngine's ``ConfigDict.merge``): dicts merge
+        key by key, ``_delete_=True`` in one replaces the dict below it, anything else (a list
+        too) replaces, and so does a dict set over a value that is not one.
+
+        ``optim_wrapper.merge(dict(optimizer=dict(lr=0.01)))`` keeps the optimizer's type.
+        """
+        merged = _merged(copy.deepcopy(other), self)
+        dict.clear(self)
+        for key, value in merged.items():
+            self[key] = value
+
+
+def _merged(new: Any, old: Any) -> Any:
+    if not isinstance(new, dict):
+        return new
+    keep = isinstance(old, dict) and not new.get(DELETE_KEY, False)
+    merged = dict(dict.items(old)) if keep else {}
+    for key, value in new.items():
+        if key != DELETE_KEY:
+            merged[key] = _merged(value, merged.get(key))
+    return merged
 
 
 def to_plain(value: Any) -> Any:

@@ -40,6 +40,13 @@ def resolve_base_path(spec: str, asked_by: str, line: int | None) -> tuple[str, 
 
 def package_config_folders(package: str, where: str, spec: str) -> list[str]:
     """The folders where ``package`` may keep its configs."""
+    roots = package_folders(package, where, spec)
+    return [os.path.join(root, folder) for root in roots for folder in CONFIG_FOLDERS]
+
+
+def package_folders(package: str, where: str, spec: str) -> list[str]:
+    """The folders of the importable ``package``, found without importing it; ``where`` (the
+    asking ``file:line``) and ``spec`` (what it asked for) name the error if there are none."""
     try:
         found = importlib.util.find_spec(package)
     except (ImportError, ValueError):
@@ -49,5 +56,4 @@ def package_config_folders(package: str, where: str, spec: str) -> list[str]:
             f"{where}: base config {spec!r} names package {package!r}, which is not installed "
             f"(not importable from sys.path)"
         )
-    roots = list(found.submodule_search_locations or [os.path.dirname(found.origin)])
-    return [os.path.join(root, folder) for root in roots for folder in CONFIG_FOLDERS]
+    return list(found.submodule_search_locations or [os.path.dirname(found.origin)])

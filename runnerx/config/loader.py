@@ -3,7 +3,8 @@
 A ``.py`` config runs as Python with ``_base_`` bound to the merged inherited config, so a file
 may read (``_base_.model.backbone``) and change (``_base_.train_pipeline[1]['scale'] = ...``)
 what it inherits; then its own top-level names are merged over the inherited ones (see
-:mod:`runnerx.config.merge`). ``.json`` and ``.yaml`` files inherit the same way.
+:mod:`runnerx.config.merge`). ``.json`` and ``.yaml`` files inherit the same way. A ``.py``
+config with a ``with read_base():`` block is read by :mod:`runnerx.config.read_base_loader`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from __future__ import annotations
 import ast
 import json
 import os
-import types
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .config_dict import ConfigDict
@@ -21,36 +21,19 @@ from .errors import (
     ConfigError,
     ConfigFileNotFoundError,
     ConfigFormatError,
-    ConfigSyntaxError,
     DuplicateBaseKeyError,
     InheritanceCycleError,
-    config_raised,
 )
 from .external import resolve_base_path
 from .merge import merge_into
-from .read_base import refuse_read_base
+from .read_base import find_base_imports, inherited_by_base_error
+from .read_base_loader import load_read_base_config
+from .source import SourceFile, config_values, parse_python, run_config_code
 from .templates import fill_base_references, hide_base_references, substitute_file_and_env_vars
 
 BASE_KEY = "_base_"
 DEPRECATION_KEY = "_deprecation_"
 SUPPORTED_SUFFIXES = (".py", ".json", ".yaml", ".yml")
-_DROPPED_TYPES = (types.FunctionType, types.ModuleType)
-
-
-@dataclass
-class SourceFile:
-    """One file of a config tree: where it is, its text, and the files it inherits, in order."""
-
-    path: str
-    text: str
-    run_text: str
-    bases: list[SourceFile] = field(default_factory=list)
-    scope: str | None = None
-
-    def in_merge_order(self) -> list[SourceFile]:
-        """All files of the tree, each after the bases it inherits (the order they merge in)."""
-        ordered = [file for base in self.bases for file in base.in_merge_order()]
-        return [*ordered, self]
 
 
 @dataclass
@@ -63,29 +46,36 @@ class LoadedConfig:
 
 
 def load_config_file(
-    path: str, use_predefined_variables: bool = True, use_environment_variables: bool = True
+    path: str,
+    use_predefined_variables: bool = True,
+    use_environment_variables: bool = True,
+    lazy_import: bool | None = None,
 ) -> LoadedConfig:
-    """Read ``path`` and its bases into a plain dict (values may include ConfigDicts)."""
-    loader = _Loader(use_predefined_variables, use_environment_variables)
+    """Read ``path`` and its bases into a plain dict (values may include ConfigDicts).
+
+    ``lazy_import`` (``Config.fromfile``'s) says whether a ``.py`` file is read in the
+    ``with read_base():`` style: None when it has such a block, True always, False never.
+    """
+    loader = _Loader(use_predefined_variables, use_environment_variables, lazy_import)
     cfg, source = loader.load(os.fspath(path), chain=())
     return LoadedConfig(cfg, source, loader.env_variables)
 
 
-def parse_python(text: str, path: str) -> ast.Module:
-    """Parse config source, turning a SyntaxError into one that names the file and line."""
-    try:
-        return ast.parse(text, filename=path)
-    except SyntaxError as error:
-        raise ConfigSyntaxError(path, error) from None
-
-
 class _Loader:
-    def __init__(self, use_predefined_variables: bool, use_environment_variables: bool) -> None:
+    def __init__(
+        self,
+        use_predefined_variables: bool,
+        use_environment_variables: bool,
+        lazy_import: bool | None = None,
+    ) -> None:
         self.file_vars = use_predefined_variables
         self.env_vars = use_environment_variables
+        self.lazy_import = lazy_import
         self.env_variables: dict[str, str] = {}
 
-    def load(self, path: str, chain: tuple[str, ...]) -> tuple[dict, SourceFile]:
+    def read(self, path: str, chain: tuple[str, ...]) -> tuple[str, str, str]:
+        """The absolute path of a config file, its text, and its text with the file and
+        environment templates replaced; ``chain`` holds the files inheriting it."""
         path = os.path.abspath(os.path.expanduser(path))
         if path in chain:
             loop = " -> ".join((*chain[chain.index(path) :], path))
@@ -98,18 +88,32 @@ class _Loader:
                 raw = file.read()
         except FileNotFoundError:
             raise ConfigFileNotFoundError(f"config file not found: {path}") from None
-
         text = raw
         if self.file_vars or self.env_vars:
             text = substitute_file_and_env_vars(
                 text, path, self.env_variables, self.file_vars, self.env_vars
             )
-        text, placeholders = hide_base_references(text)
+        return path, raw, text
 
+    def load(
+        self, path: str, chain: tuple[str, ...], inherited_at: str | None = None
+    ) -> tuple[dict, SourceFile]:
+        path, raw, text = self.read(path, chain)
+        suffix = os.path.splitext(path)[1]
         tree = data = None
         if suffix == ".py":
             tree = parse_python(text, path)
-            refuse_read_base(tree, path)
+            imports = find_base_imports(tree, path, None if chain else self.lazy_import)
+            if imports is not None:
+                if inherited_at is not None:
+                    raise inherited_by_base_error(path, inherited_at)
+                module = load_read_base_config(self.read, path, (raw, text), tree, imports, chain)
+                return module.config(), module.source
+
+        text, placeholders = hide_base_references(text)
+        if tree is not None:
+            if placeholders:
+                tree = parse_python(text, path)
             base_specs, base_line = _base_specs_in_python(tree, path)
         else:
             data = _load_data(text, suffix, path)
@@ -136,7 +140,8 @@ class _Loader:
         sources = []
         for spec in specs:
             base_path, scope = resolve_base_path(spec, path, line)
-            cfg, source = self.load(base_path, chain)
+            where = f"{path}:{line}" if line else path
+            cfg, source = self.load(base_path, chain, inherited_at=where)
             source.scope = scope
             if scope is not None:
                 for value in cfg.values():
@@ -192,33 +197,11 @@ def _mentions_base(text: str, base_assignments: int) -> bool:
 
 def _run_python(tree: ast.Module, path: str, base: dict, uses_base: bool) -> tuple[dict, dict]:
     tree.body = [statement for statement in tree.body if not _is_base_assignment(statement)]
-    code = compile(tree, path, "exec")
     if uses_base:
         base = ConfigDict(base)
     namespace: dict[str, Any] = {BASE_KEY: base}
-    try:
-        exec(code, namespace)
-    except Exception as error:
-        line = _line_in_traceback(error, path)
-        raise config_raised(
-            f"{path}:{line}: the config raised {type(error).__name__}: {error}", error
-        ) from error
-    cfg = {
-        key: value
-        for key, value in namespace.items()
-        if key != BASE_KEY and not key.startswith("__") and not isinstance(value, _DROPPED_TYPES)
-    }
-    return cfg, base
-
-
-def _line_in_traceback(error: BaseException, path: str) -> int | str:
-    line: int | str = "?"
-    trace = error.__traceback__
-    while trace is not None:
-        if trace.tb_frame.f_code.co_filename == path:
-            line = trace.tb_lineno
-        trace = trace.tb_next
-    return line
+    run_config_code(tree, path, namespace)
+    return config_values(namespace, {BASE_KEY}), base
 
 
 def _load_data(text: str, suffix: str, path: str) -> dict:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigKeyError
-from .loader import SourceFile
 from .merge import DELETE_KEY
 from .pretty import format_config
+from .source import SourceFile
 
 
 @dataclass(frozen=True)
@@ -85,11 +85,7 @@ def explain(
     """Explain where ``cfg``'s value at dotted ``key`` came from."""
     parts = tuple(key.split("."))
     value = _value_at(cfg, parts)
-    origins = []
-    if source is not None:
-        for file in source.in_merge_order():
-            for statement in _statements(file):
-                origins.extend(_origins_of_statement(file.path, statement, parts))
+    origins = list(_origins_in_tree(source, parts)) if source is not None else []
     for override in overrides:
         path = tuple(override.key.split("."))
         relation = _relation(parts, path, whole=True)
@@ -97,6 +93,19 @@ def explain(
             code = f"{override.key}={override.value!r}"
             origins.append(Origin(override.source, override.key, code, relation, merges=False))
     return Explanation(key, value, origins, from_file=source is not None)
+
+
+def _origins_in_tree(file: SourceFile, parts: tuple[str, ...]) -> Iterator[Origin]:
+    """The places in ``file`` and the files it inherits that set ``parts``, in the order
+    applied; a file that ``with read_base():`` imports is followed for the names taken from it,
+    under the name it has there."""
+    for base in file.bases:
+        if base.imported_as is None:
+            yield from _origins_in_tree(base, parts)
+        elif parts[0] in base.imported_as:
+            yield from _origins_in_tree(base, (base.imported_as[parts[0]], *parts[1:]))
+    for statement in _statements(file):
+        yield from _origins_of_statement(file.path, statement, parts)
 
 
 def _origins_of_statement(path: str, statement: list[Assignment], wanted: tuple) -> list[Origin]:
@@ -157,7 +166,7 @@ Assignment = tuple[tuple[str, ...], "int | None", str, bool]
 def _statements(file: SourceFile) -> Iterator[list[Assignment]]:
     """For each statement of a file, its (key path, line, code, replaces-all-below) tuples."""
     if file.path.endswith(".py"):
-        yield from _python_statements(file.run_text)
+        yield from _python_statements(file.run_text, replaces=file.read_base)
         return
     if file.path.endswith(".json"):
         data = json.loads(file.run_text)
@@ -180,7 +189,9 @@ def _data_assignments(data: Any, path: tuple) -> Iterator[Assignment]:
                 yield from _data_assignments(value, (*path, str(key)))
 
 
-def _python_statements(text: str) -> Iterator[list[Assignment]]:
+def _python_statements(text: str, replaces: bool = False) -> Iterator[list[Assignment]]:
+    """``replaces``: each assignment replaces the value it sets, even a dict (a read_base-style
+    file, where nothing merges)."""
     for statement in ast.parse(text).body:
         if isinstance(statement, ast.Assign):
             targets, value = statement.targets, statement.value
@@ -196,17 +207,23 @@ def _python_statements(text: str) -> Iterator[list[Assignment]]:
             if path[0] == "_base_":  # an in-place edit of an inherited value
                 path = path[1:]
             code = _short(_segment(text, statement))
-            assignments.extend(_value_assignments(text, path, value, statement.lineno, code))
+            assignments.extend(
+                _value_assignments(text, path, value, statement.lineno, code, replaces)
+            )
         yield assignments
 
 
 def _value_assignments(
-    text: str, path: tuple, node: ast.expr, line: int, code: str
+    text: str, path: tuple, node: ast.expr, line: int, code: str, whole: bool = False
 ) -> Iterator[Assignment]:
     items = _dict_items(node, text)
-    replaces = items is None or any(
-        key == DELETE_KEY and isinstance(item, ast.Constant) and item.value
-        for key, item, _ in items
+    replaces = (
+        whole
+        or items is None
+        or any(
+            key == DELETE_KEY and isinstance(item, ast.Constant) and item.value
+            for key, item, _ in items
+        )
     )
     yield path, line, code, replaces
     if items is not None:

@@ -1,51 +1,167 @@
-"""MMEngine's pure-Python config style (``with read_base():``), which runnerx does not support:
-such a file is refused, before it runs, with a message that says which ``_base_`` line
-inherits the same files."""
+"""MMEngine's pure-Python config style: ``with read_base():`` blocks that import base configs.
+
+.. code-block:: python
+
+    from runnerx.config import read_base
+
+    with read_base():
+        from .._base_.models.resnet18 import *          # every variable of that file
+        from .._base_.datasets.cifar import train_dataloader as train_loader
+        from mypkg.configs.default_runtime import *      # a file inside an installed package
+    from torch.optim import SGD
+
+    model.backbone.depth = 50                # inherited dicts are ConfigDicts: edit in place
+    optim_wrapper = dict(optimizer=dict(type=SGD, lr=0.1))
+
+This module finds and checks those blocks and says which file each import names;
+:mod:`runnerx.config.read_base_loader` reads the files.
+"""
 
 from __future__ import annotations
 
 import ast
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
-from .errors import ConfigError
+from .errors import ConfigError, ConfigFileNotFoundError
+from .external import package_folders
 
-#: the modules a config imports ``read_base`` from
-_READ_BASE_MODULES = ("mmengine", "mmengine.config", "runnerx", "runnerx.config")
+_STYLES = (
+    "the files of one inheritance chain must all inherit with `_base_ = [...]` or all with "
+    "`with read_base():`, as in MMEngine"
+)
 
 
-def unsupported(what: str, bases: list[str] | None = None) -> str:
-    """The message for a use of the pure-Python config style; ``bases``, when known, are the
-    files it inherits, for the ``_base_`` line that does the same."""
-    line = f"_base_ = {bases!r}" if bases else "_base_ = [...]"
-    return (
-        f"{what} (MMEngine's pure-Python config style) is not supported; inherit with "
-        f"{line} instead (see docs/config.md)"
+@contextmanager
+def read_base() -> Iterator[None]:
+    """Marks the block of a config that imports its base configs (MMEngine's ``read_base``).
+
+    The loader takes the block out before the file runs, so entering it does nothing."""
+    yield
+
+
+@dataclass(frozen=True)
+class BaseImport:
+    """One ``from <module> import ...`` statement of a ``with read_base():`` block."""
+
+    module: str  # as written, dots included: '.._base_.models.resnet'
+    names: tuple[tuple[str, str], ...] | None  # (name there, name here) pairs; None for `*`
+    line: int
+
+
+def find_base_imports(
+    tree: ast.Module, path: str, lazy_import: bool | None = None
+) -> list[BaseImport] | None:
+    """The imports of the ``with read_base():`` blocks of a parsed config, taking the blocks
+    out of ``tree``; None for a config that does not use the style (read the ``_base_`` way).
+
+    ``lazy_import`` is ``Config.fromfile``'s: True reads any file in this style, False refuses a
+    block (MMEngine then reads the file the ``_base_`` way, which fails on the block).
+    """
+    blocks = _read_base_blocks(tree, path)
+    if blocks and lazy_import is False:
+        raise ConfigError(
+            f"{path}:{blocks[0].lineno}: `with read_base():` needs lazy_import=None (the "
+            f"default) or True; lazy_import=False reads the file the `_base_` way, which cannot "
+            f"import base configs"
+        )
+    if not blocks and not lazy_import:
+        return None
+    for statement in tree.body:
+        if _assigns_base(statement):
+            raise ConfigError(
+                f"{path}:{statement.lineno}: `_base_ = ...` in a config read in the "
+                f"`with read_base():` style; {_STYLES}"
+            )
+    withs = [statement for statement in tree.body if isinstance(statement, ast.With)]
+    if withs and withs[0] not in blocks:
+        raise ConfigError(
+            f"{path}:{withs[0].lineno}: only `with read_base():` may be used as a context "
+            f"manager before the base imports of a config (as in MMEngine); move this `with` "
+            f"below the `with read_base():` block"
+        )
+    tree.body = [statement for statement in tree.body if statement not in blocks]
+    return [_base_import(statement, path) for block in blocks for statement in block.body]
+
+
+def names_bound_by_imports(tree: ast.Module, path: str) -> set[str]:
+    """The names a read_base-style config binds by imports outside its read_base blocks: they
+    are not config values (MMEngine leaves them out of ``to_dict()``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            code = ast.unparse(node)
+            if node.level:
+                raise ConfigError(
+                    f"{path}:{node.lineno}: `{code}` imports a base config outside "
+                    f"`with read_base():`; move it into that block"
+                )
+            if any(alias.name == "*" for alias in node.names):
+                raise ConfigError(
+                    f"{path}:{node.lineno}: `{code}` may only import a base config, inside "
+                    f"`with read_base():`; import the names it needs one by one"
+                )
+            names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def module_file(base: BaseImport, path: str) -> str:
+    """The absolute path of the config file that ``base``, in the config at ``path``, imports:
+    ``.x`` is ``x.py`` beside it, ``..a.b`` is ``../a/b.py``, ``pkg.configs.x`` is
+    ``configs/x.py`` in the folder of the importable package ``pkg``."""
+    where = f"{path}:{base.line}"
+    dotted = base.module.lstrip(".")
+    level = len(base.module) - len(dotted)
+    parts = dotted.split(".")
+    if level:
+        up = [os.pardir] * (level - 1)
+        candidates = [os.path.join(os.path.dirname(path), *up, *parts) + ".py"]
+    elif len(parts) == 1:
+        raise ConfigError(
+            f"{where}: `from {dotted} import ...` in `with read_base():` names a package, not "
+            f"a config file; name the file, e.g. `from {dotted}.configs.default_runtime import *`"
+        )
+    else:
+        roots = package_folders(parts[0], where, base.module)
+        candidates = [os.path.join(root, *parts[1:]) + ".py" for root in roots]
+    candidates = [os.path.abspath(candidate) for candidate in candidates]
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            return candidate
+    raise ConfigFileNotFoundError(
+        f"{where}: base config `from {base.module} import ...` not found (looked for "
+        f"{', '.join(candidates)})"
     )
 
 
-def read_base() -> None:
-    """MMEngine's ``read_base``, so that ``from runnerx.config import read_base`` imports;
-    using it raises :class:`ConfigError`, as runnerx configs inherit with ``_base_``."""
-    raise ConfigError(unsupported("`with read_base():`"))
+def inherited_by_base_error(path: str, inherited_at: str) -> ConfigError:
+    """The error for a read_base-style file that a ``_base_`` list names."""
+    return ConfigError(
+        f"{path} uses `with read_base():` but {inherited_at} inherits it through `_base_`; "
+        f"{_STYLES}"
+    )
 
 
-def refuse_read_base(tree: ast.Module, path: str) -> None:
-    """Raise :class:`ConfigError` naming ``path:line`` if the parsed config uses
-    ``with read_base():`` or imports ``read_base``."""
-    imported_at = None
+def _read_base_blocks(tree: ast.Module, path: str) -> list[ast.With]:
+    blocks = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.With) and any(_calls_read_base(item) for item in node.items):
-            bases = [_base_path(statement) for statement in node.body]
-            message = unsupported("`with read_base():`", None if None in bases else bases)
-            raise ConfigError(f"{path}:{node.lineno}: {message}")
-        if (
-            imported_at is None
-            and isinstance(node, ast.ImportFrom)
-            and node.module in _READ_BASE_MODULES
-            and any(alias.name == "read_base" for alias in node.names)
-        ):
-            imported_at = node.lineno
-    if imported_at is not None:
-        raise ConfigError(f"{path}:{imported_at}: {unsupported('importing `read_base`')}")
+        if isinstance(node, ast.With) and any(map(_calls_read_base, node.items)):
+            if node not in tree.body:
+                raise ConfigError(
+                    f"{path}:{node.lineno}: `with read_base():` must be a top-level statement "
+                    f"of the config, not inside another statement"
+                )
+            if len(node.items) > 1:
+                raise ConfigError(
+                    f"{path}:{node.lineno}: `with read_base():` cannot open other context "
+                    f"managers in the same statement"
+                )
+            blocks.append(node)
+    return sorted(blocks, key=lambda block: block.lineno)
 
 
 def _calls_read_base(item: ast.withitem) -> bool:
@@ -57,9 +173,24 @@ def _calls_read_base(item: ast.withitem) -> bool:
     return name == "read_base"
 
 
-def _base_path(statement: ast.stmt) -> str | None:
-    """``from ..models.resnet import *`` -> ``'../models/resnet.py'``; None for anything else."""
-    if not isinstance(statement, ast.ImportFrom) or not statement.level or not statement.module:
-        return None
-    folder = "./" if statement.level == 1 else "../" * (statement.level - 1)
-    return folder + statement.module.replace(".", "/") + ".py"
+def _assigns_base(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Assign) and any(
+        isinstance(target, ast.Name) and target.id == "_base_" for target in statement.targets
+    )
+
+
+def _base_import(statement: ast.stmt, path: str) -> BaseImport:
+    where = f"{path}:{statement.lineno}"
+    if not isinstance(statement, ast.ImportFrom):
+        raise ConfigError(
+            f"{where}: only `from <config module> import ...` statements may be inside "
+            f"`with read_base():`, not `{ast.unparse(statement).splitlines()[0]}`"
+        )
+    if statement.module is None:
+        raise ConfigError(
+            f"{where}: `{ast.unparse(statement)}` names a folder, not a config file; inside "
+            f"`with read_base():` write `from .<file name without .py> import ...`"
+        )
+    names = tuple((alias.name, alias.asname or alias.name) for alias in statement.names)
+    module = "." * statement.level + statement.module
+    return BaseImport(module, None if names == (("*", "*"),) else names, statement.lineno)

@@ -235,11 +235,6 @@ def test_deprecated_config_warns(tmp_path):
     assert "_deprecation_" not in cfg
 
 
-def test_read_base_style_is_refused_with_a_clear_message(tmp_path):
-    with pytest.raises(ConfigError, match="read_base"):
-        Config.fromfile(write(tmp_path, "lazy.py", "a = 1\n"), lazy_import=True)
-
-
 def test_custom_imports_run_registrations(tmp_path, monkeypatch):
     write(tmp_path, "my_pkg_cfgtest/__init__.py", "")
     write(

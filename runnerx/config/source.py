@@ -1,0 +1,80 @@
+"""One file of a config tree, and running a ``.py`` config file's code.
+
+Shared by the two ways a config inherits: ``_base_ = [...]`` (:mod:`runnerx.config.loader`)
+and ``with read_base():`` (:mod:`runnerx.config.read_base_loader`).
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigSyntaxError, config_raised
+
+#: values that are not config values: a config's helper functions and the modules it imports
+DROPPED_TYPES = (types.FunctionType, types.ModuleType)
+
+
+@dataclass
+class SourceFile:
+    """One file of a config tree: where it is, its text, and the files it inherits, in order.
+
+    ``imported_as`` is set on a file that a ``with read_base():`` block imports: which of its
+    variables the importing file took, as ``{name there: name here}``. ``read_base`` marks a
+    file read in that style, where an assignment replaces a value instead of merging into it.
+    """
+
+    path: str
+    text: str
+    run_text: str
+    bases: list[SourceFile] = field(default_factory=list)
+    scope: str | None = None
+    imported_as: dict[str, str] | None = None
+    read_base: bool = False
+
+    def in_merge_order(self) -> list[SourceFile]:
+        """All files of the tree, each after the bases it inherits (the order they merge in)."""
+        ordered = [file for base in self.bases for file in base.in_merge_order()]
+        return [*ordered, self]
+
+
+def parse_python(text: str, path: str) -> ast.Module:
+    """Parse config source, turning a SyntaxError into one that names the file and line."""
+    try:
+        return ast.parse(text, filename=path)
+    except SyntaxError as error:
+        raise ConfigSyntaxError(path, error) from None
+
+
+def run_config_code(tree: ast.Module, path: str, namespace: dict[str, Any]) -> None:
+    """Run a parsed config in ``namespace``; an error it raises names ``path:line``."""
+    code = compile(tree, path, "exec")
+    try:
+        exec(code, namespace)
+    except Exception as error:
+        line = _line_in_traceback(error, path)
+        raise config_raised(
+            f"{path}:{line}: the config raised {type(error).__name__}: {error}", error
+        ) from error
+
+
+def config_values(namespace: dict[str, Any], left_out: set[str] | frozenset = frozenset()) -> dict:
+    """The config values among a config file's top-level names: not dunder names, modules,
+    functions or the names in ``left_out``."""
+    return {
+        key: value
+        for key, value in namespace.items()
+        if not key.startswith("__") and key not in left_out and not isinstance(value, DROPPED_TYPES)
+    }
+
+
+def _line_in_traceback(error: BaseException, path: str) -> int | str:
+    line: int | str = "?"
+    trace = error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_code.co_filename == path:
+            line = trace.tb_lineno
+        trace = trace.tb_next
+    return line
