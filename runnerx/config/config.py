@@ -80,7 +80,8 @@ class Config:
         ``custom_imports`` in the result is imported (so registrations run) unless
         ``import_custom_modules=False``. ``lazy_import`` is MMEngine's switch for the
         ``with read_base():`` style: None reads a ``.py`` file in that style when it has such a
-        block, True always, False never (a block is then an error). Imports are not lazy
+        block or (as MMEngine) no ``_base_ = ...`` and an import from outside the standard
+        library, True always, False never (a block is then an error). Imports are not lazy
         here: they run as the file is read. ``format_python_code`` is accepted for MMEngine
         compatibility; :attr:`pretty_text` is always formatted.
         """

@@ -60,8 +60,19 @@ class MissingEnvVariableError(ConfigError, ConfigKeyError):
     ``KeyError`` as in MMEngine."""
 
 
+class MissingBaseVariableError(ConfigError, ConfigKeyError):
+    """``with read_base():`` imports a name that the base config does not define; a
+    ``KeyError`` as in MMEngine."""
+
+
 class DuplicateBaseKeyError(ConfigError, ConfigKeyError):
     """Two base files of one ``_base_`` list define the same top-level key."""
+
+
+class ConfigParsingError(ConfigError, RuntimeError):
+    """A config breaks the rules of the ``with read_base():`` style (a statement other than an
+    import in the block, both ``_base_`` and ``with read_base():`` in one inheritance chain,
+    ...); a ``RuntimeError`` as MMEngine's ``ConfigParsingError``."""
 
 
 class InheritanceCycleError(ConfigError):

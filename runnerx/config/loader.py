@@ -103,7 +103,8 @@ class _Loader:
         tree = data = None
         if suffix == ".py":
             tree = parse_python(text, path)
-            imports = find_base_imports(tree, path, None if chain else self.lazy_import)
+            lazy_import = None if chain else self.lazy_import
+            imports = find_base_imports(tree, path, lazy_import, guess=not chain)
             if imports is not None:
                 if inherited_at is not None:
                     raise inherited_by_base_error(path, inherited_at)

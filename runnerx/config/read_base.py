@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .errors import ConfigError, ConfigFileNotFoundError
+from .errors import ConfigFileNotFoundError, ConfigParsingError
 from .external import package_folders
 
 _STYLES = (
@@ -52,38 +53,74 @@ class BaseImport:
 
 
 def find_base_imports(
-    tree: ast.Module, path: str, lazy_import: bool | None = None
+    tree: ast.Module, path: str, lazy_import: bool | None = None, guess: bool = True
 ) -> list[BaseImport] | None:
     """The imports of the ``with read_base():`` blocks of a parsed config, taking the blocks
     out of ``tree``; None for a config that does not use the style (read the ``_base_`` way).
 
     ``lazy_import`` is ``Config.fromfile``'s: True reads any file in this style, False refuses a
-    block (MMEngine then reads the file the ``_base_`` way, which fails on the block).
+    block (MMEngine then reads the file the ``_base_`` way, which fails on the block), None
+    decides by the file. With ``guess``, None also reads a file without a block in this style
+    when MMEngine would (:func:`imports_like_read_base`); the loader turns it off for a file
+    named in a ``_base_`` list, which MMEngine would refuse instead.
     """
     blocks = _read_base_blocks(tree, path)
     if blocks and lazy_import is False:
-        raise ConfigError(
+        raise ConfigParsingError(
             f"{path}:{blocks[0].lineno}: `with read_base():` needs lazy_import=None (the "
             f"default) or True; lazy_import=False reads the file the `_base_` way, which cannot "
             f"import base configs"
         )
+    if not blocks and lazy_import is None and guess:
+        lazy_import = imports_like_read_base(tree)
     if not blocks and not lazy_import:
         return None
     for statement in tree.body:
         if _assigns_base(statement):
-            raise ConfigError(
+            raise ConfigParsingError(
                 f"{path}:{statement.lineno}: `_base_ = ...` in a config read in the "
                 f"`with read_base():` style; {_STYLES}"
             )
     withs = [statement for statement in tree.body if isinstance(statement, ast.With)]
     if withs and withs[0] not in blocks:
-        raise ConfigError(
+        raise ConfigParsingError(
             f"{path}:{withs[0].lineno}: only `with read_base():` may be used as a context "
             f"manager before the base imports of a config (as in MMEngine); move this `with` "
             f"below the `with read_base():` block"
         )
     tree.body = [statement for statement in tree.body if statement not in blocks]
     return [_base_import(statement, path) for block in blocks for statement in block.body]
+
+
+def imports_like_read_base(tree: ast.Module) -> bool:
+    """Whether a config without a ``with read_base():`` block is still in that style, as
+    MMEngine decides for ``lazy_import=None``: it has no ``_base_ = ...`` and imports something
+    from outside the standard library (``from torch.optim import SGD``, ``import numpy``), or
+    imports relatively. Such a file's imported names are then not config values."""
+    if any(_assigns_base(statement) for statement in tree.body):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                return True
+            names = [alias.name for alias in node.names]
+            if node.module in ("runnerx", "mmengine") and names == ["Config"]:
+                continue
+            if not _is_standard_module(node.module or ""):
+                return True
+        elif isinstance(node, ast.Import) and not all(
+            _is_standard_module(alias.name) for alias in node.names
+        ):
+            return True
+    return False
+
+
+def _is_standard_module(module: str) -> bool:
+    # read_base itself comes from runnerx.config (or mmengine.config), which MMEngine counts in
+    if module.startswith(("runnerx.config", "mmengine.config")):
+        return True
+    top = module.partition(".")[0]
+    return top in sys.stdlib_module_names or top in sys.builtin_module_names
 
 
 def names_bound_by_imports(tree: ast.Module, path: str) -> set[str]:
@@ -96,12 +133,12 @@ def names_bound_by_imports(tree: ast.Module, path: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             code = ast.unparse(node)
             if node.level:
-                raise ConfigError(
+                raise ConfigParsingError(
                     f"{path}:{node.lineno}: `{code}` imports a base config outside "
                     f"`with read_base():`; move it into that block"
                 )
             if any(alias.name == "*" for alias in node.names):
-                raise ConfigError(
+                raise ConfigParsingError(
                     f"{path}:{node.lineno}: `{code}` may only import a base config, inside "
                     f"`with read_base():`; import the names it needs one by one"
                 )
@@ -121,7 +158,7 @@ def module_file(base: BaseImport, path: str) -> str:
         up = [os.pardir] * (level - 1)
         candidates = [os.path.join(os.path.dirname(path), *up, *parts) + ".py"]
     elif len(parts) == 1:
-        raise ConfigError(
+        raise ConfigParsingError(
             f"{where}: `from {dotted} import ...` in `with read_base():` names a package, not "
             f"a config file; name the file, e.g. `from {dotted}.configs.default_runtime import *`"
         )
@@ -138,9 +175,9 @@ def module_file(base: BaseImport, path: str) -> str:
     )
 
 
-def inherited_by_base_error(path: str, inherited_at: str) -> ConfigError:
+def inherited_by_base_error(path: str, inherited_at: str) -> ConfigParsingError:
     """The error for a read_base-style file that a ``_base_`` list names."""
-    return ConfigError(
+    return ConfigParsingError(
         f"{path} uses `with read_base():` but {inherited_at} inherits it through `_base_`; "
         f"{_STYLES}"
     )
@@ -151,12 +188,12 @@ def _read_base_blocks(tree: ast.Module, path: str) -> list[ast.With]:
     for node in ast.walk(tree):
         if isinstance(node, ast.With) and any(map(_calls_read_base, node.items)):
             if node not in tree.body:
-                raise ConfigError(
+                raise ConfigParsingError(
                     f"{path}:{node.lineno}: `with read_base():` must be a top-level statement "
                     f"of the config, not inside another statement"
                 )
             if len(node.items) > 1:
-                raise ConfigError(
+                raise ConfigParsingError(
                     f"{path}:{node.lineno}: `with read_base():` cannot open other context "
                     f"managers in the same statement"
                 )
@@ -182,12 +219,12 @@ def _assigns_base(statement: ast.stmt) -> bool:
 def _base_import(statement: ast.stmt, path: str) -> BaseImport:
     where = f"{path}:{statement.lineno}"
     if not isinstance(statement, ast.ImportFrom):
-        raise ConfigError(
+        raise ConfigParsingError(
             f"{where}: only `from <config module> import ...` statements may be inside "
             f"`with read_base():`, not `{ast.unparse(statement).splitlines()[0]}`"
         )
     if statement.module is None:
-        raise ConfigError(
+        raise ConfigParsingError(
             f"{where}: `{ast.unparse(statement)}` names a folder, not a config file; inside "
             f"`with read_base():` write `from .<file name without .py> import ...`"
         )

@@ -21,7 +21,7 @@ from typing import Any
 from runnerx.suggest import close_matches
 
 from .config_dict import ConfigDict
-from .errors import ConfigError, InheritanceCycleError
+from .errors import InheritanceCycleError, MissingBaseVariableError
 from .read_base import BaseImport, find_base_imports, module_file, names_bound_by_imports
 from .source import SourceFile, config_values, parse_python, run_config_code
 
@@ -105,7 +105,7 @@ def _bind(
             close = close_matches(name, list(base.namespace), n=3)
             hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
             has = ", ".join(base.namespace) or "none"
-            raise ConfigError(
+            raise MissingBaseVariableError(
                 f"{importer}:{base_import.line}: base config {base.source.path} has no "
                 f"variable {name!r}.{hint} Its variables: {has}."
             )

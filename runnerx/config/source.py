@@ -49,7 +49,11 @@ def parse_python(text: str, path: str) -> ast.Module:
 
 
 def run_config_code(tree: ast.Module, path: str, namespace: dict[str, Any]) -> None:
-    """Run a parsed config in ``namespace``; an error it raises names ``path:line``."""
+    """Run a parsed config in ``namespace``; an error it raises names ``path:line``.
+
+    ``__file__`` is the config's path, as in MMEngine's ``with read_base():`` style (its
+    ``_base_`` style runs a temporary copy, so there ``__file__`` names the copy)."""
+    namespace.setdefault("__file__", path)
     code = compile(tree, path, "exec")
     try:
         exec(code, namespace)
