@@ -28,10 +28,16 @@ from .external import resolve_base_path
 from .merge import merge_into
 from .read_base import find_base_imports, inherited_by_base_error
 from .read_base_loader import load_read_base_config
-from .source import SourceFile, config_values, parse_python, run_config_code
+from .source import (
+    BASE_KEY,
+    SourceFile,
+    assigns_base,
+    config_values,
+    parse_python,
+    run_config_code,
+)
 from .templates import fill_base_references, hide_base_references, substitute_file_and_env_vars
 
-BASE_KEY = "_base_"
 DEPRECATION_KEY = "_deprecation_"
 SUPPORTED_SUFFIXES = (".py", ".json", ".yaml", ".yml")
 
@@ -163,7 +169,7 @@ class _Loader:
 
 def _base_specs_in_python(tree: ast.Module, path: str) -> tuple[Any, int | None]:
     for statement in tree.body:
-        if _is_base_assignment(statement):
+        if assigns_base(statement):
             try:
                 return ast.literal_eval(statement.value), statement.lineno
             except ValueError:
@@ -172,14 +178,6 @@ def _base_specs_in_python(tree: ast.Module, path: str) -> tuple[Any, int | None]
                     f"written literally, e.g. _base_ = ['../_base_/default_runtime.py']"
                 ) from None
     return [], None
-
-
-def _is_base_assignment(statement: ast.stmt) -> bool:
-    return (
-        isinstance(statement, ast.Assign)
-        and isinstance(statement.targets[0], ast.Name)
-        and statement.targets[0].id == BASE_KEY
-    )
 
 
 def _as_spec_list(specs: Any, path: str, line: int | None) -> list[str]:
@@ -197,7 +195,7 @@ def _mentions_base(text: str, base_assignments: int) -> bool:
 
 
 def _run_python(tree: ast.Module, path: str, base: dict, uses_base: bool) -> tuple[dict, dict]:
-    tree.body = [statement for statement in tree.body if not _is_base_assignment(statement)]
+    tree.body = [statement for statement in tree.body if not assigns_base(statement)]
     if uses_base:
         base = ConfigDict(base)
     namespace: dict[str, Any] = {BASE_KEY: base}

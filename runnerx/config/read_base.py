@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from .errors import ConfigFileNotFoundError, ConfigParsingError
 from .external import package_folders
+from .source import assigns_base
 
 _STYLES = (
     "the files of one inheritance chain must all inherit with `_base_ = [...]` or all with "
@@ -76,7 +77,7 @@ def find_base_imports(
     if not blocks and not lazy_import:
         return None
     for statement in tree.body:
-        if _assigns_base(statement):
+        if assigns_base(statement):
             raise ConfigParsingError(
                 f"{path}:{statement.lineno}: `_base_ = ...` in a config read in the "
                 f"`with read_base():` style; {_STYLES}"
@@ -97,7 +98,7 @@ def imports_like_read_base(tree: ast.Module) -> bool:
     MMEngine decides for ``lazy_import=None``: it has no ``_base_ = ...`` and imports something
     from outside the standard library (``from torch.optim import SGD``, ``import numpy``), or
     imports relatively. Such a file's imported names are then not config values."""
-    if any(_assigns_base(statement) for statement in tree.body):
+    if any(assigns_base(statement) for statement in tree.body):
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -208,12 +209,6 @@ def _calls_read_base(item: ast.withitem) -> bool:
     function = call.func
     name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
     return name == "read_base"
-
-
-def _assigns_base(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Assign) and any(
-        isinstance(target, ast.Name) and target.id == "_base_" for target in statement.targets
-    )
 
 
 def _base_import(statement: ast.stmt, path: str) -> BaseImport:

@@ -15,6 +15,15 @@ from .errors import ConfigSyntaxError, config_raised
 
 #: values that are not config values: a config's helper functions and the modules it imports
 DROPPED_TYPES = (types.FunctionType, types.ModuleType)
+#: the name a ``_base_``-style config inherits through
+BASE_KEY = "_base_"
+
+
+def assigns_base(statement: ast.stmt) -> bool:
+    """Whether a top-level statement is ``_base_ = ...``."""
+    return isinstance(statement, ast.Assign) and any(
+        isinstance(target, ast.Name) and target.id == BASE_KEY for target in statement.targets
+    )
 
 
 @dataclass
