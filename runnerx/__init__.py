@@ -9,9 +9,9 @@ module named in ``_MMENGINE_NAMES`` when it is first used.
 
 from . import registry as _registry
 from . import utils as _utils
-from .config import Config, ConfigDict, DictAction
+from .config import Config, ConfigDict, DictAction, read_base
 from .registry import *  # noqa: F403  (the root registries, Registry, build_from_cfg, ...)
-from .version import __version__
+from .version import __version__, version_info
 
 #: module -> the names of MMEngine's top level that it gives (every name of runnerx.utils,
 #: which is mmengine.utils's list, comes from there)
@@ -53,6 +53,8 @@ __all__ = [
     "ConfigDict",
     "DictAction",
     "__version__",
+    "read_base",
+    "version_info",
     *_registry.__all__,
     *sorted(_MODULE_OF),
 ]

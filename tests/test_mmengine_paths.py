@@ -116,7 +116,8 @@ def mmengine_public_names(path: str) -> frozenset[str]:
 #: MMEngine path -> {name: "runnerx module" or "runnerx module:attribute.path"}
 COVERED: dict[str, dict[str, str]] = {
     "mmengine": {
-        **dict.fromkeys(("Config", "ConfigDict", "DictAction"), "runnerx.config"),
+        **dict.fromkeys(("Config", "ConfigDict", "DictAction", "read_base"), "runnerx.config"),
+        "version_info": "runnerx.version",
         **dict.fromkeys(_FILEIO, "runnerx.fileio"),
         **dict.fromkeys(_LOGGING, "runnerx.logging"),
         **dict.fromkeys(_REGISTRY, "runnerx.registry"),
@@ -304,6 +305,7 @@ COVERED: dict[str, dict[str, str]] = {
         "merge_dict": "runnerx.utils.misc",
         "stack_batch": "runnerx.model.base_model.data_preprocessor",
     },
+    "mmengine.version": dict.fromkeys(("parse_version_info", "version_info"), "runnerx.version"),
     "mmengine.hooks.sync_buffer_hook": {"SyncBuffersHook": "runnerx.hooks.sync_buffers_hook"},
     "mmengine.hooks.test_time_aug_hook": dict.fromkeys(
         ("PrepareTTAHook", "build_runner_with_tta"), "runnerx.hooks.prepare_tta_hook"
@@ -392,7 +394,6 @@ NOT_PORTED: dict[str, set[str]] = {
         ],
         *["copy_if_symlink_fails", "copyfile_from_local", "copyfile_to_local"],
         *["copytree_from_local", "copytree_to_local", "generate_presigned_url"],
-        *["read_base", "version_info"],
     },
     "mmengine.utils.misc": set(),
     # MMEngine's formatter and duplicate-warning filter: runnerx's logger has its own
@@ -445,6 +446,7 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.model.wrappers.seperate_distributed": set(),
     "mmengine.model.wrappers.utils": set(),
     "mmengine.model.utils": set(),
+    "mmengine.version": set(),
     "mmengine.hooks.sync_buffer_hook": set(),
     "mmengine.hooks.test_time_aug_hook": set(),
     "mmengine.hub": set(),
