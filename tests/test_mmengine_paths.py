@@ -38,15 +38,28 @@ _DATA = {
 }
 _FILEIO = [
     "BaseFileHandler",
+    "BaseStorageBackend",
+    "FileClient",
+    "HTTPBackend",
+    "HardDiskBackend",
     "JsonHandler",
+    "LmdbBackend",
+    "LocalBackend",
     "PickleHandler",
     "YamlHandler",
+    "copy_if_symlink_fails",
     "copyfile",
+    "copyfile_from_local",
+    "copyfile_to_local",
     "copytree",
+    "copytree_from_local",
+    "copytree_to_local",
     "dict_from_file",
     "dump",
     "exists",
+    "generate_presigned_url",
     "get",
+    "get_file_backend",
     "get_local_path",
     "get_text",
     "isdir",
@@ -57,6 +70,7 @@ _FILEIO = [
     "load",
     "put",
     "put_text",
+    "register_backend",
     "register_handler",
     "remove",
     "rmtree",
@@ -112,6 +126,17 @@ def mmengine_public_names(path: str) -> frozenset[str]:
         if not name.startswith("_") and getattr(value, "__module__", None) == path
     )
 
+
+#: MMEngine's storage-backend modules -> the class each defines
+_BACKEND_MODULES_NAMES = {
+    "base": "BaseStorageBackend",
+    "http_backend": "HTTPBackend",
+    "lmdb_backend": "LmdbBackend",
+    "local_backend": "LocalBackend",
+}
+_BACKEND_MODULES = [f"mmengine.fileio.backends.{module}" for module in _BACKEND_MODULES_NAMES]
+_BACKEND_REGISTRY = ["backends", "prefix_to_backends", "register_backend"]
+_CLUSTER = {"MemcachedBackend", "PetrelBackend"}
 
 #: MMEngine path -> {name: "runnerx module" or "runnerx module:attribute.path"}
 COVERED: dict[str, dict[str, str]] = {
@@ -344,10 +369,31 @@ COVERED: dict[str, dict[str, str]] = {
                 "put_text",
                 "remove",
                 "rmtree",
+                *["copy_if_symlink_fails", "copyfile_from_local", "copyfile_to_local"],
+                *["copytree_from_local", "copytree_to_local", "generate_presigned_url"],
             ),
             "runnerx.fileio.paths",
         ),
+        "get_file_backend": "runnerx.fileio.backends.registry_utils",
     },
+    "mmengine.fileio.file_client": {
+        "FileClient": "runnerx.fileio.file_client",
+        "HardDiskBackend": "runnerx.fileio.backends.local_backend",
+    },
+    **{
+        f"mmengine.fileio.backends.{module}": {name: f"runnerx.fileio.backends.{module}"}
+        for module, name in _BACKEND_MODULES_NAMES.items()
+    },
+    "mmengine.fileio.backends": {
+        **{
+            name: f"runnerx.fileio.backends.{module}"
+            for module, name in _BACKEND_MODULES_NAMES.items()
+        },
+        **dict.fromkeys(_BACKEND_REGISTRY, "runnerx.fileio.backends.registry_utils"),
+    },
+    "mmengine.fileio.backends.registry_utils": dict.fromkeys(
+        _BACKEND_REGISTRY, "runnerx.fileio.backends.registry_utils"
+    ),
     "mmengine.fileio.handlers": {
         "BaseFileHandler": "runnerx.fileio.handlers.base",
         "JsonHandler": "runnerx.fileio.handlers.json_handler",
@@ -383,17 +429,8 @@ _EXTERNAL_CHECKPOINTS = [
 #: MMEngine's names at each path that runnerx does not offer (yet)
 NOT_PORTED: dict[str, set[str]] = {
     "mmengine": {
-        # storage backends other than local files and http(s)
-        *["BaseStorageBackend", "FileClient", "HTTPBackend", "HardDiskBackend", "LmdbBackend"],
-        *[
-            "LocalBackend",
-            "MemcachedBackend",
-            "PetrelBackend",
-            "get_file_backend",
-            "register_backend",
-        ],
-        *["copy_if_symlink_fails", "copyfile_from_local", "copyfile_to_local"],
-        *["copytree_from_local", "copytree_to_local", "generate_presigned_url"],
+        # MMEngine's OpenMMLab-cluster backends, whose client libraries are not on PyPI
+        *["MemcachedBackend", "PetrelBackend"],
     },
     "mmengine.utils.misc": set(),
     # MMEngine's formatter and duplicate-warning filter: runnerx's logger has its own
@@ -454,12 +491,12 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.analysis": set(),
     "mmengine.device": set(),
     "mmengine.device.utils": set(),
-    # storage backends other than local files and http(s)
-    "mmengine.fileio.io": {
-        *["copy_if_symlink_fails", "copyfile_from_local", "copyfile_to_local"],
-        *["copytree_from_local", "copytree_to_local", "generate_presigned_url"],
-        "get_file_backend",
-    },
+    "mmengine.fileio.io": set(),
+    "mmengine.fileio.file_client": set(),
+    **{path: set() for path in _BACKEND_MODULES},
+    # MMEngine's cluster backends are importable from these two
+    "mmengine.fileio.backends": _CLUSTER,
+    "mmengine.fileio.backends.registry_utils": _CLUSTER,
     "mmengine.fileio.handlers": set(),
     "mmengine.fileio.handlers.base": set(),
     "mmengine.fileio.handlers.json_handler": set(),

@@ -27,11 +27,14 @@ _pending: list[Future] = []
 
 @contextlib.contextmanager
 def atomic_write(
-    path: str | os.PathLike, binary: bool = False, background: bool = False
+    path: str | os.PathLike,
+    binary: bool = False,
+    background: bool = False,
+    encoding: str = "utf-8",
 ) -> Iterator[IO]:
-    """Open a temporary file beside ``path``; when the block ends without error, put it in
-    place atomically (with ``background=True``, its fsync and rename happen on the writer
-    thread, in order with the other queued work).
+    """Open a temporary file beside ``path`` (a text file in ``encoding`` unless ``binary``);
+    when the block ends without error, put it in place atomically (with ``background=True``,
+    its fsync and rename happen on the writer thread, in order with the other queued work).
 
     .. code-block:: python
 
@@ -43,7 +46,7 @@ def atomic_write(
     os.makedirs(folder, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.")
     try:
-        mode, options = ("wb", {}) if binary else ("w", {"encoding": "utf-8"})
+        mode, options = ("wb", {}) if binary else ("w", {"encoding": encoding})
         with os.fdopen(handle, mode, **options) as file:
             yield file
             file.flush()

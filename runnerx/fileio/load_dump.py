@@ -13,9 +13,11 @@ import io
 import os
 from typing import Any
 
+from .backends.local_backend import LocalBackend
+from .backends.registry_utils import backend_for
 from .handlers.base import name_of
 from .handlers.registry_utils import handler_for, infer_format
-from .paths import backend_args_of, get, resolve_path
+from .paths import backend_args_of, method_of
 
 
 def load(
@@ -27,7 +29,8 @@ def load(
     unsafe_load: bool = False,
     **kwargs: Any,
 ) -> Any:
-    """The object a JSON, YAML or pickle file holds (a path, an http(s) URL or an open file).
+    """The object a JSON, YAML or pickle file holds: an open file, or a path read through its
+    storage backend (a local path, an http(s) URL, a path of a registered backend).
 
     The format is ``file_format`` or the path's suffix (``.json``, ``.yaml``/``.yml``,
     ``.pkl``/``.pickle``, or one added with :func:`register_handler`); ``kwargs`` go to the
@@ -39,12 +42,15 @@ def load(
     if unsafe_load:  # only then, so that handlers without the option still work
         kwargs["unsafe_load"] = True
     if isinstance(file, (str, os.PathLike)):
-        path, is_url = resolve_path(file, backend_args, "load", url_ok=True)
+        backend = backend_for(file, backend_args, "load")
+        path = os.fspath(file)
         handler = handler_for(file_format or infer_format(path), path)
-        if not is_url:
+        if type(backend) is LocalBackend:  # read as the file it is (no copy in memory)
             return handler.load_from_path(path, **kwargs)
-        data = get(path)
-        buffer = io.StringIO(data.decode("utf-8")) if handler.str_like else io.BytesIO(data)
+        if handler.str_like:
+            buffer: io.IOBase = io.StringIO(backend.get_text(path))
+        else:
+            buffer = io.BytesIO(backend.get(path))
         buffer.name = path  # errors name the URL
         return handler.load_from_fileobj(buffer, **kwargs)
     if hasattr(file, "read"):
@@ -61,9 +67,10 @@ def dump(
     backend_args: dict | None = None,
     **kwargs: Any,
 ) -> str | bytes | None:
-    """Write ``obj`` as JSON, YAML or pickle to a path (atomically: a failure leaves the old
-    file as it was), to an open file, or, with ``file=None``, return it as a str (bytes for
-    pickle; ``file_format`` is then required).
+    """Write ``obj`` as JSON, YAML or pickle to a path (a local one atomically: a failure
+    leaves the old file as it was; another through its backend's ``put_text``/``put``), to an
+    open file, or, with ``file=None``, return it as a str (bytes for pickle; ``file_format``
+    is then required).
 
     The format is ``file_format`` or the path's suffix; ``kwargs`` go to the handler (e.g.
     ``indent=2`` for ``json.dump``). Returns ``None`` when it wrote a file.
@@ -77,8 +84,16 @@ def dump(
             )
         return handler_for(file_format, "dump").dump_to_str(obj, **kwargs)
     if isinstance(file, (str, os.PathLike)):
-        path, _ = resolve_path(file, backend_args, "dump")
-        handler_for(file_format or infer_format(path), path).dump_to_path(obj, path, **kwargs)
+        path = os.fspath(file)
+        handler = handler_for(file_format or infer_format(path), path)
+        backend = backend_for(path, backend_args, "dump")
+        if type(backend) is LocalBackend:  # atomic, streamed to the file
+            handler.dump_to_path(obj, path, **kwargs)
+            return None
+        writer = method_of(backend, path, "dump", "put_text" if handler.str_like else "put")
+        buffer = io.StringIO() if handler.str_like else io.BytesIO()
+        handler.dump_to_fileobj(obj, buffer, **kwargs)
+        writer(buffer.getvalue(), path)
         return None
     if hasattr(file, "write"):
         _handler_of_file_object(file, file_format, "dump").dump_to_fileobj(obj, file, **kwargs)

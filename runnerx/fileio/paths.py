@@ -1,119 +1,106 @@
-"""MMEngine's file functions (``get``, ``put``, ``exists``, ``list_dir_or_file``, ...) for
-local paths, and for reading http(s) URLs.
+"""MMEngine's file functions (``get``, ``put``, ``exists``, ``list_dir_or_file``, ...): each
+picks the storage backend of its path with :func:`get_file_backend` and calls the backend's
+method of the same name.
 
-Every function takes MMEngine's ``backend_args``: ``None`` (the backend follows from the path)
-or ``dict(backend='local')`` run here; a dict naming another backend (``'petrel'``, ``'lmdb'``,
-``'memcached'``), a path with another prefix (``s3://``) or options the local disk does not
-take are refused with an error that names them. Writes (``put``, ``put_text``) are atomic.
+``backend_args`` is MMEngine's: ``None`` (the backend follows from the path's prefix: local
+paths go to :class:`LocalBackend`, whose writes are atomic, http(s) URLs to
+:class:`HTTPBackend`, a prefix a user registered to that backend) or a dict naming a
+registered backend and its options (``dict(backend='lmdb', db_path='data/train.lmdb')``).
+A backend that lacks the method (writing to a URL) is a ``NotImplementedError`` that says
+what it has.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
-import urllib.parse
 import warnings
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .atomic import atomic_write
-
-#: What ``backend_args['backend']`` (or ``file_client_args['backend']``) may name.
-LOCAL_BACKENDS = ("local", "disk")
-URL_PREFIXES = ("http", "https")
-#: The functions that read http(s) URLs (named by the error of the others).
-URL_READERS = "get, get_text, get_local_path, load, list_from_file and dict_from_file"
+from .backends.local_backend import LocalBackend
+from .backends.registry_utils import backend_for
 
 PathLike = str | os.PathLike
 
 
-def resolve_path(
-    filepath: PathLike, backend_args: Mapping | None, action: str, url_ok: bool = False
-) -> tuple[str, bool]:
-    """``(path, is_url)`` for ``filepath``, once it is known to be a local path (or, where
-    ``url_ok``, an http(s) URL); errors name ``action``, the path and the backend refused."""
-    if not isinstance(filepath, (str, os.PathLike)):
-        raise TypeError(f"{action}: the path must be a str or a Path, not {filepath!r}")
-    path = os.fspath(filepath)
-    backend = _backend_named(backend_args, action)
-    if backend is None:
-        prefix = _uri_prefix(path)
-        if prefix and prefix not in URL_PREFIXES:
-            mmengine_name = "petrel" if prefix in ("s3", "petrel") else prefix
-            raise ValueError(
-                f"{action}: {path!r} needs MMEngine's {mmengine_name!r} storage backend; "
-                "runnerx.fileio reads and writes local files, and reads http(s) URLs. Copy "
-                "the files to a local disk and name them by their local paths."
-            )
-        backend = "http" if prefix else "local"
-    if backend == "http" and not url_ok:
+def _backend_method(
+    filepath: PathLike, backend_args: Mapping | None, action: str, method: str | None = None
+) -> Callable:
+    """The method ``method`` (default: ``action``) of ``filepath``'s backend; errors name
+    ``action``, the function the user called."""
+    return method_of(backend_for(filepath, backend_args, action), filepath, action, method)
+
+
+def method_of(backend: Any, filepath: PathLike, action: str, method: str | None) -> Callable:
+    """``backend``'s method ``method`` (default: ``action``), or a ``NotImplementedError``
+    that names ``action``, ``filepath`` and the methods the backend has."""
+    found = getattr(backend, method or action, None)
+    if found is None:
+        has = [name for name in dir(backend) if _is_method(backend, name)]
         raise NotImplementedError(
-            f"{action}: {path!r} is read over http(s), and runnerx.fileio only reads URLs "
-            f"(with {URL_READERS})"
+            f"{action}: {os.fspath(filepath)!r} is served by the {backend.name} storage "
+            f"backend, which has no {method or action} (it has {', '.join(has)})"
         )
-    return path, backend == "http"
+    return found
+
+
+def _is_method(backend: Any, name: str) -> bool:
+    return not name.startswith("_") and callable(getattr(type(backend), name, None))
 
 
 def local_path(filepath: PathLike, backend_args: Mapping | None, action: str) -> str:
-    """``filepath`` as a str, once it is known to be a local path (see :func:`resolve_path`)."""
-    return resolve_path(filepath, backend_args, action)[0]
+    """``filepath`` as a str, once it is known to go to the local disk: for what writes local
+    files only (``save_checkpoint``); another backend is a ``ValueError`` naming it."""
+    backend = backend_for(filepath, backend_args, action)
+    if not isinstance(backend, LocalBackend):
+        raise ValueError(
+            f"{action}: {os.fspath(filepath)!r} is served by the {backend.name} storage "
+            f"backend; {action} writes local files only"
+        )
+    return os.fspath(filepath)
 
 
 def get(filepath: PathLike, backend_args: dict | None = None) -> bytes:
-    """The bytes of a file (or of an http(s) URL's body)."""
-    path, is_url = resolve_path(filepath, backend_args, "get", url_ok=True)
-    if is_url:
-        import urllib.request  # only for URLs: it costs start-up time otherwise
-
-        with urllib.request.urlopen(path) as response:
-            return response.read()
-    with open(path, "rb") as file:
-        return file.read()
+    """The bytes of a file (of an http(s) URL's body, of an LMDB key, ...)."""
+    return _backend_method(filepath, backend_args, "get")(filepath)
 
 
 def get_text(filepath: PathLike, encoding: str = "utf-8", backend_args: dict | None = None) -> str:
     """The text of a file (or of an http(s) URL's body), decoded with ``encoding``."""
-    path, is_url = resolve_path(filepath, backend_args, "get_text", url_ok=True)
-    if is_url:
-        return get(path).decode(encoding)
-    with open(path, encoding=encoding) as file:
-        return file.read()
+    return _backend_method(filepath, backend_args, "get_text")(filepath, encoding)
 
 
 def put(obj: bytes, filepath: PathLike, backend_args: dict | None = None) -> None:
-    """Write ``obj`` to ``filepath`` atomically, creating its folder if needed."""
-    with atomic_write(local_path(filepath, backend_args, "put"), binary=True) as file:
-        file.write(obj)
+    """Write ``obj`` to ``filepath`` (a local file atomically, creating its folder)."""
+    _backend_method(filepath, backend_args, "put")(obj, filepath)
 
 
 def put_text(obj: str, filepath: PathLike, backend_args: dict | None = None) -> None:
-    """Write the text ``obj`` to ``filepath`` (UTF-8) atomically, creating its folder if
-    needed."""
-    with atomic_write(local_path(filepath, backend_args, "put_text")) as file:
-        file.write(obj)
+    """Write the text ``obj`` to ``filepath`` (a local file in UTF-8, atomically, creating its
+    folder)."""
+    _backend_method(filepath, backend_args, "put_text")(obj, filepath)
 
 
 def exists(filepath: PathLike, backend_args: dict | None = None) -> bool:
     """Whether ``filepath`` exists (a file or a folder)."""
-    return os.path.exists(local_path(filepath, backend_args, "exists"))
+    return _backend_method(filepath, backend_args, "exists")(filepath)
 
 
 def isfile(filepath: PathLike, backend_args: dict | None = None) -> bool:
     """Whether ``filepath`` is a file."""
-    return os.path.isfile(local_path(filepath, backend_args, "isfile"))
+    return _backend_method(filepath, backend_args, "isfile")(filepath)
 
 
 def isdir(filepath: PathLike, backend_args: dict | None = None) -> bool:
     """Whether ``filepath`` is a folder."""
-    return os.path.isdir(local_path(filepath, backend_args, "isdir"))
+    return _backend_method(filepath, backend_args, "isdir")(filepath)
 
 
 def join_path(filepath: PathLike, *filepaths: PathLike, backend_args: dict | None = None) -> str:
-    """``filepath`` and ``filepaths`` joined into one path (``os.path.join``)."""
-    return os.path.join(local_path(filepath, backend_args, "join_path"), *filepaths)
+    """``filepath`` and ``filepaths`` joined into one path, as the backend joins them
+    (``os.path.join`` for local paths)."""
+    return _backend_method(filepath, backend_args, "join_path")(filepath, *filepaths)
 
 
 @contextlib.contextmanager
@@ -127,18 +114,9 @@ def get_local_path(filepath: PathLike, backend_args: dict | None = None) -> Iter
         with get_local_path('https://host/ann.json') as path:
             annotations = json.load(open(path))
     """
-    path, is_url = resolve_path(filepath, backend_args, "get_local_path", url_ok=True)
-    if not is_url:
+    method = _backend_method(filepath, backend_args, "get_local_path")
+    with method(os.fspath(filepath)) as path:
         yield path
-        return
-    suffix = os.path.splitext(urllib.parse.urlsplit(path).path)[1]
-    handle, temporary = tempfile.mkstemp(suffix=suffix)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(get(path))
-        yield temporary
-    finally:
-        os.unlink(temporary)
 
 
 def list_dir_or_file(
@@ -155,62 +133,74 @@ def list_dir_or_file(
     ``list_dir=False``; ``recursive`` goes into sub-folders. As in MMEngine, files whose
     names start with ``.`` are left out, folders are not.
     """
-    root = local_path(dir_path, backend_args, "list_dir_or_file")
-    if list_dir and suffix is not None:
-        raise TypeError(
-            "list_dir_or_file: suffix selects files, so it needs list_dir=False "
-            f"(got suffix={suffix!r} with list_dir=True)"
-        )
-    if suffix is not None and not isinstance(suffix, (str, tuple)):
-        raise TypeError(f"list_dir_or_file: suffix must be a str or a tuple of str, not {suffix!r}")
-    return _scan(root, root, list_dir, list_file, suffix, recursive)
-
-
-def _scan(
-    folder: str, root: str, list_dir: bool, list_file: bool, suffix: Any, recursive: bool
-) -> Iterator[str]:
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            relative = os.path.relpath(entry.path, root)
-            if entry.is_file():
-                keep = suffix is None or relative.endswith(suffix)
-                if list_file and keep and not entry.name.startswith("."):
-                    yield relative
-            elif entry.is_dir():
-                if list_dir:
-                    yield relative
-                if recursive:
-                    yield from _scan(entry.path, root, list_dir, list_file, suffix, recursive)
+    method = _backend_method(dir_path, backend_args, "list_dir_or_file")
+    return method(dir_path, list_dir, list_file, suffix, recursive)
 
 
 def remove(filepath: PathLike, backend_args: dict | None = None) -> None:
     """Remove a file (``FileNotFoundError`` if there is none, ``IsADirectoryError`` for a
     folder: use :func:`rmtree`)."""
-    path = local_path(filepath, backend_args, "remove")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"remove: {path!r} does not exist")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"remove: {path!r} is a folder; rmtree removes folders")
-    os.remove(path)
+    _backend_method(filepath, backend_args, "remove")(filepath)
 
 
 def rmtree(dir_path: PathLike, backend_args: dict | None = None) -> None:
     """Remove a folder and everything in it."""
-    shutil.rmtree(local_path(dir_path, backend_args, "rmtree"))
+    _backend_method(dir_path, backend_args, "rmtree")(dir_path)
 
 
-def copyfile(src: PathLike, dst: PathLike, backend_args: dict | None = None) -> str | Path:
-    """Copy the file ``src`` to ``dst`` (into it, under its own name, if ``dst`` is a folder)
-    and return where it went; an existing file is replaced."""
-    source = local_path(src, backend_args, "copyfile")
-    return shutil.copy(source, local_path(dst, backend_args, "copyfile"))
+def copyfile(src: PathLike, dst: PathLike, backend_args: dict | None = None) -> str:
+    """Copy the file ``src`` to ``dst`` in the same store (into it, under its own name, if
+    ``dst`` is a folder) and return where it went; an existing file is replaced."""
+    return _within_one_backend(src, dst, backend_args, "copyfile")(src, dst)
 
 
-def copytree(src: PathLike, dst: PathLike, backend_args: dict | None = None) -> str | Path:
-    """Copy the folder ``src`` and everything in it to ``dst``, which must not exist yet
-    (``FileExistsError``), and return ``dst``."""
-    source = local_path(src, backend_args, "copytree")
-    return shutil.copytree(source, local_path(dst, backend_args, "copytree"))
+def copytree(src: PathLike, dst: PathLike, backend_args: dict | None = None) -> str:
+    """Copy the folder ``src`` and everything in it to ``dst`` in the same store; ``dst``
+    must not exist yet (``FileExistsError``). Returns ``dst``."""
+    return _within_one_backend(src, dst, backend_args, "copytree")(src, dst)
+
+
+def copyfile_from_local(src: PathLike, dst: PathLike, backend_args: dict | None = None) -> str:
+    """Copy the local file ``src`` to ``dst`` in ``dst``'s store; returns where it went."""
+    return _backend_method(dst, backend_args, "copyfile_from_local")(src, dst)
+
+
+def copytree_from_local(src: PathLike, dst: PathLike, backend_args: dict | None = None) -> str:
+    """Copy the local folder ``src`` to ``dst`` in ``dst``'s store; returns ``dst``."""
+    return _backend_method(dst, backend_args, "copytree_from_local")(src, dst)
+
+
+def copyfile_to_local(src: PathLike, dst: PathLike, backend_args: dict | None = None) -> str:
+    """Copy the file ``src`` of its store to the local path ``dst``; returns where it went.
+
+    The backend is ``src``'s: MMEngine takes ``dst``'s, which is the local disk whatever
+    ``src`` is, so that its ``copyfile_to_local('s3://b/k', 'x')`` does not reach S3 (a bug).
+    """
+    return _backend_method(src, backend_args, "copyfile_to_local")(src, dst)
+
+
+def copytree_to_local(src: PathLike, dst: PathLike, backend_args: dict | None = None) -> str:
+    """Copy the folder ``src`` of its store to the local path ``dst``; returns ``dst``. The
+    backend is ``src``'s (see :func:`copyfile_to_local`)."""
+    return _backend_method(src, backend_args, "copytree_to_local")(src, dst)
+
+
+def copy_if_symlink_fails(src: PathLike, dst: PathLike, backend_args: dict | None = None) -> bool:
+    """Make ``dst`` a symlink to ``src``, or, where the store cannot, a copy of it; True if
+    it made a symlink."""
+    return _within_one_backend(src, dst, backend_args, "copy_if_symlink_fails")(src, dst)
+
+
+def generate_presigned_url(
+    url: str,
+    client_method: str = "get_object",
+    expires_in: int = 3600,
+    backend_args: dict | None = None,
+) -> str:
+    """A presigned URL for ``url`` from a backend that makes them (an object store's; the
+    local disk and HTTP have none)."""
+    method = _backend_method(url, backend_args, "generate_presigned_url")
+    return method(url, client_method, expires_in)
 
 
 def backend_args_of(file_client_args: Mapping | None, backend_args: Mapping | None) -> Any:
@@ -227,35 +217,17 @@ def backend_args_of(file_client_args: Mapping | None, backend_args: Mapping | No
     return file_client_args
 
 
-def _backend_named(backend_args: Mapping | None, action: str) -> str | None:
-    """'local' or 'http' when ``backend_args`` names one of them, None when it names none."""
-    if backend_args is None:
-        return None
-    if not isinstance(backend_args, Mapping):
-        raise TypeError(
-            f"{action}: backend_args must be a dict such as dict(backend='local') or None, "
-            f"not {backend_args!r}"
-        )
-    options = dict(backend_args)
-    name = options.pop("backend", None)
-    if name is not None and name not in (*LOCAL_BACKENDS, "http"):
+def _within_one_backend(
+    src: PathLike, dst: PathLike, backend_args: Mapping | None, action: str
+) -> Callable:
+    # MMEngine takes src's backend and hands it dst as it is, so copying a local file to
+    # 's3://b/k' wrote a local folder 's3:'; here a dst of another store is refused.
+    backend = backend_for(src, backend_args, action)
+    target = backend_for(dst, backend_args, action)
+    if type(target) is not type(backend):
         raise ValueError(
-            f"{action}: backend_args asks for the {name!r} storage backend, which runnerx.fileio "
-            f"does not have: it has {LOCAL_BACKENDS[0]!r} (also named {LOCAL_BACKENDS[1]!r}) and "
-            "'http' (reading URLs). Copy the files to a local disk and leave backend_args out."
+            f"{action}: {os.fspath(src)!r} and {os.fspath(dst)!r} are in different stores "
+            f"({backend.name} and {target.name}); copyfile_from_local / copyfile_to_local "
+            "(and the copytree ones) copy between a store and the local disk"
         )
-    if options:
-        raise ValueError(
-            f"{action}: backend_args has {sorted(options)}, which the local disk does not take; "
-            "runnerx.fileio has no other storage backend"
-        )
-    if name is None:
-        return None
-    return "http" if name == "http" else "local"
-
-
-def _uri_prefix(path: str) -> str:
-    """'s3' for 's3://b/k' and 'cluster:s3://b/k', '' for a path without '://'."""
-    if "://" not in path:
-        return ""
-    return path.split("://", 1)[0].rsplit(":", 1)[-1]
+    return method_of(backend, src, action, None)
