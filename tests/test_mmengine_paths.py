@@ -233,6 +233,9 @@ COVERED: dict[str, dict[str, str]] = {
         **dict.fromkeys(
             ("MLflowVisBackend", "WandbVisBackend"), "runnerx.logging.vis_backends_external"
         ),
+        **dict.fromkeys(
+            ("ClearMLVisBackend", "DVCLiveVisBackend"), "runnerx.logging.vis_backends_trackers"
+        ),
     },
     "mmengine.visualization.visualizer": {"Visualizer": "runnerx.logging.visualizer"},
     "mmengine.visualization.vis_backend": {
@@ -242,6 +245,9 @@ COVERED: dict[str, dict[str, str]] = {
         ),
         **dict.fromkeys(
             ("MLflowVisBackend", "WandbVisBackend"), "runnerx.logging.vis_backends_external"
+        ),
+        **dict.fromkeys(
+            ("ClearMLVisBackend", "DVCLiveVisBackend"), "runnerx.logging.vis_backends_trackers"
         ),
     },
     "mmengine.runner": {
@@ -449,20 +455,10 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.dataset.sampler": set(),
     "mmengine.dataset.utils": set(),
     "mmengine.dataset.dataset_wrapper": set(),
-    "mmengine.visualization": {
-        "AimVisBackend",
-        "ClearMLVisBackend",
-        "DVCLiveVisBackend",
-        "NeptuneVisBackend",
-    },
+    # their packages downgrade ones that runnerx's tests need (see docs/logging.md)
+    "mmengine.visualization": {"AimVisBackend", "NeptuneVisBackend"},
     "mmengine.visualization.visualizer": set(),
-    "mmengine.visualization.vis_backend": {
-        "AimVisBackend",
-        "ClearMLVisBackend",
-        "DVCLiveVisBackend",
-        "NeptuneVisBackend",
-        "force_init_env",
-    },
+    "mmengine.visualization.vis_backend": {"AimVisBackend", "NeptuneVisBackend", "force_init_env"},
     "mmengine.runner": set(_EXTERNAL_CHECKPOINTS),
     "mmengine.runner.checkpoint": {
         *_EXTERNAL_CHECKPOINTS,

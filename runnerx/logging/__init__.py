@@ -1,9 +1,10 @@
 """Logging and visualisation: the logger, MessageHub, LogProcessor, Visualizer, backends.
 
 Importing this package registers LogProcessor, Visualizer, LocalVisBackend,
-TensorboardVisBackend, WandbVisBackend and MLflowVisBackend (it is the ``locations`` entry of
-LOG_PROCESSORS, VISUALIZERS and VISBACKENDS). TensorBoard, wandb and mlflow themselves are
-imported only when their backend first writes.
+TensorboardVisBackend, WandbVisBackend, MLflowVisBackend, ClearMLVisBackend and
+DVCLiveVisBackend (it is the ``locations`` entry of LOG_PROCESSORS, VISUALIZERS and
+VISBACKENDS). TensorBoard and the trackers themselves are imported only when their backend
+first writes.
 See docs/logging.md.
 """
 
@@ -15,10 +16,13 @@ from .mmlogger import MMLogger
 from .progress_bar import ProgressBar
 from .vis_backends import BaseVisBackend, LocalVisBackend, TensorboardVisBackend
 from .vis_backends_external import MLflowVisBackend, WandbVisBackend
+from .vis_backends_trackers import ClearMLVisBackend, DVCLiveVisBackend
 from .visualizer import Visualizer
 
 __all__ = [
     "BaseVisBackend",
+    "ClearMLVisBackend",
+    "DVCLiveVisBackend",
     "HistoryBuffer",
     "LocalVisBackend",
     "LogProcessor",

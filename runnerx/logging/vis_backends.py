@@ -63,6 +63,20 @@ class BaseVisBackend:
         """Flush and release what the backend holds open."""
 
 
+class ScalarWiseVisBackend(BaseVisBackend):
+    """A backend whose store takes one scalar at a time: ``add_scalars`` hands each value to
+    ``add_scalar`` (which subclasses define) at ``step``; a 'step' key is the step, not a
+    scalar."""
+
+    def add_scalars(
+        self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
+    ) -> None:
+        """``add_scalar`` for each value at ``step``."""
+        for name, value in scalar_dict.items():
+            if name != "step":
+                self.add_scalar(name, value, step)
+
+
 @VISBACKENDS.register_module()
 class LocalVisBackend(BaseVisBackend):
     """Scalars as JSON lines in ``<save_dir>/scalars.json``; the config as a .py file;
@@ -140,7 +154,7 @@ class LocalVisBackend(BaseVisBackend):
 
 
 @VISBACKENDS.register_module()
-class TensorboardVisBackend(BaseVisBackend):
+class TensorboardVisBackend(ScalarWiseVisBackend):
     """Scalars and the config as TensorBoard events in ``save_dir``.
 
     The ``SummaryWriter`` is created on first use; it needs the ``tensorboard`` package
@@ -186,15 +200,6 @@ class TensorboardVisBackend(BaseVisBackend):
         number = _scalar_value("TensorboardVisBackend", name, value)
         if number is not None:
             self.experiment.add_scalar(name, number, step)
-
-    @master_only
-    def add_scalars(
-        self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
-    ) -> None:
-        """Write each scalar at ``step`` (a 'step' key is the step, not a scalar)."""
-        for name, value in scalar_dict.items():
-            if name != "step":
-                self.add_scalar(name, value, step)
 
     @master_only
     def close(self) -> None:

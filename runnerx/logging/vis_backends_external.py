@@ -50,6 +50,23 @@ def _config_dict(config: Any) -> dict:
     return config.to_dict() if hasattr(config, "to_dict") else dict(config)
 
 
+def _checked_init_kwargs(backend: str, init_kwargs: Any) -> dict:
+    """A copy of ``init_kwargs`` (None: empty), or a TypeError naming the key."""
+    if init_kwargs is not None and not isinstance(init_kwargs, dict):
+        raise TypeError(f"{backend}: init_kwargs must be a dict, got {init_kwargs!r}")
+    return dict(init_kwargs or {})
+
+
+def _checked_suffixes(backend: str, artifact_suffix: Any) -> tuple[str, ...]:
+    """``artifact_suffix`` (a str or strs) as a tuple, or a TypeError naming the key."""
+    suffixes = (artifact_suffix,) if isinstance(artifact_suffix, str) else artifact_suffix
+    if not isinstance(suffixes, (tuple, list)) or not all(isinstance(s, str) for s in suffixes):
+        raise TypeError(
+            f"{backend}: artifact_suffix must be a str or strs, got {artifact_suffix!r}"
+        )
+    return tuple(suffixes)
+
+
 @VISBACKENDS.register_module()
 class WandbVisBackend(BaseVisBackend):
     """Scalars and the config in a Weights & Biases run (``pip install wandb``).
@@ -85,8 +102,6 @@ class WandbVisBackend(BaseVisBackend):
         watch_kwargs: dict | None = None,
     ) -> None:
         super().__init__(save_dir)
-        if init_kwargs is not None and not isinstance(init_kwargs, dict):
-            raise TypeError(f"WandbVisBackend: init_kwargs must be a dict, got {init_kwargs!r}")
         if define_metric_cfg is not None and not isinstance(define_metric_cfg, (dict, list)):
             raise TypeError(
                 "WandbVisBackend: define_metric_cfg must be a dict {metric: summary} or a "
@@ -94,7 +109,7 @@ class WandbVisBackend(BaseVisBackend):
             )
         if watch_kwargs is not None and not isinstance(watch_kwargs, dict):
             raise TypeError(f"WandbVisBackend: watch_kwargs must be a dict, got {watch_kwargs!r}")
-        self._init_kwargs = dict(init_kwargs or {})
+        self._init_kwargs = _checked_init_kwargs("WandbVisBackend", init_kwargs)
         self._define_metric_cfg = define_metric_cfg
         self._commit = commit
         self._log_code_name = log_code_name
@@ -202,17 +217,12 @@ class MLflowVisBackend(BaseVisBackend):
         artifact_location: str | None = None,
     ) -> None:
         super().__init__(save_dir)
-        suffixes = (artifact_suffix,) if isinstance(artifact_suffix, str) else artifact_suffix
-        if not isinstance(suffixes, (tuple, list)) or not all(isinstance(s, str) for s in suffixes):
-            raise TypeError(
-                f"MLflowVisBackend: artifact_suffix must be a str or strs, got {artifact_suffix!r}"
-            )
         self._exp_name = exp_name or "Default"
         self._run_name = run_name
         self._tags = tags
         self._params = params
         self._tracking_uri = tracking_uri
-        self._artifact_suffix = tuple(suffixes)
+        self._artifact_suffix = _checked_suffixes("MLflowVisBackend", artifact_suffix)
         self._tracked_config_keys = tracked_config_keys
         self._artifact_location = artifact_location
         self._artifact_root = self._save_dir
