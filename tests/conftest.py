@@ -1,5 +1,5 @@
-"""Fixtures every test folder can use: a free port, spawned ranks run to completion, and a
-command run in the repository root."""
+"""Fixtures every test folder can use: a free port, spawned ranks run to completion, a
+command run in the repository root, and the storage-backend registries left as found."""
 
 import http.server
 import pickle
@@ -122,3 +122,28 @@ def http_server(tmp_path):
     yield f"http://127.0.0.1:{server.server_address[1]}", folder, requests
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def restore_backends():
+    """Leaves runnerx's backend registries (and FileClient's) as they were; the test starts
+    with no FileClient cached."""
+    from runnerx.fileio import FileClient
+    from runnerx.fileio.backends import registry_utils
+
+    saved = [
+        (table, dict(table))
+        for table in (
+            registry_utils.backends,
+            registry_utils.prefix_to_backends,
+            registry_utils._instances,
+            FileClient._backends,
+            FileClient._prefix_to_backends,
+            FileClient._instances,
+        )
+    ]
+    FileClient._instances.clear()
+    yield
+    for table, content in saved:
+        table.clear()
+        table.update(content)

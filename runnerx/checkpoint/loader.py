@@ -2,12 +2,15 @@
 
 A local path is read safely (``weights_only=True``); an ``http://`` or ``https://`` URL is
 downloaded once into torch's hub cache (``<torch.hub.get_dir()>/checkpoints``) and read from
-there the same way. ``load_from``, ``init_cfg=dict(type='Pretrained', checkpoint=...)`` and
-:func:`runnerx.runner.load_checkpoint` all read through it, so this works in a config::
+there the same way; a name whose prefix a registered storage backend serves
+(``runnerx.fileio.register_backend('s3', MyS3Backend, prefixes='s3')``) is read through that
+backend, then loaded the same way. ``load_from``, ``init_cfg=dict(type='Pretrained',
+checkpoint=...)`` and :func:`runnerx.runner.load_checkpoint` all read through it, so this
+works in a config::
 
     load_from = 'https://download.openmmlab.com/mmclassification/v0/resnet/resnet18_8xb32_in1k_20210831-fbbb1da6.pth'
 
-Other places get a reader of their own::
+Other places get a reader of their own (which goes before a storage backend's)::
 
     @CheckpointLoader.register_scheme(prefixes='mydisk://')
     def load_from_mydisk(filename, map_location):
@@ -16,20 +19,26 @@ Other places get a reader of their own::
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from runnerx.dist import barrier, get_local_rank, get_world_size
+from runnerx.fileio import get_file_backend
+from runnerx.fileio.backends import prefix_to_backends
+from runnerx.fileio.backends.registry_utils import uri_prefix
 
 from .io import load_checkpoint as load_local_checkpoint
+from .safe_load import load_weights_only
 
 Reader = Callable[[str, Any], Any]
 
 
 class CheckpointLoader:
     """Chooses a checkpoint reader by the name's prefix (the longest registered one that
-    matches; a name with none is a local path) and calls it with ``map_location``."""
+    matches; else the storage backend registered for its URI prefix; a name with none is a
+    local path) and calls it with ``map_location``."""
 
     _schemes: ClassVar[dict[str, Reader]] = {}
 
@@ -62,11 +71,17 @@ class CheckpointLoader:
             if path.startswith(prefix):
                 return cls._schemes[prefix]
         if "://" in path:
-            scheme = path.split("://", 1)[0]
+            prefix = uri_prefix(path, "CheckpointLoader")
+            if prefix in prefix_to_backends:
+                return load_from_backend
             raise ValueError(
-                f"no checkpoint reader for {scheme}:// ({path}): runnerx reads local paths and "
-                "http(s) URLs; download the file and give its path, or register a reader "
-                "with CheckpointLoader.register_scheme"
+                f"no checkpoint reader for {prefix}:// ({path}): runnerx reads local paths and "
+                "http(s) URLs, and the prefixes of registered storage backends "
+                f"({', '.join(repr(p) for p in sorted(prefix_to_backends) if p)}); download "
+                "the file and give its path, register a storage backend for the prefix "
+                f"(runnerx.fileio.register_backend('name', MyBackend, prefixes={prefix!r})), "
+                "or register a reader (CheckpointLoader.register_scheme(prefixes="
+                f"'{prefix}://', loader=read), read(filename, map_location) returning the dict)"
             )
         return load_from_local
 
@@ -83,6 +98,33 @@ class CheckpointLoader:
 def load_from_local(filename: str, map_location: Any = None) -> Any:
     """A local file, read safely (see :func:`runnerx.checkpoint.load_checkpoint`)."""
     return load_local_checkpoint(os.path.expanduser(filename), map_location=map_location)
+
+
+def load_from_backend(filename: str, map_location: Any = None) -> Any:
+    """A name whose URI prefix a registered storage backend serves: through the backend's
+    ``get_local_path`` when it has one, else its ``get`` into memory; read safely either way."""
+    backend = get_file_backend(filename, enable_singleton=True)
+    local_path = getattr(backend, "get_local_path", None)
+    if callable(local_path):
+        with local_path(filename) as path:
+            return load_from_local(os.fspath(path), map_location)
+    try:
+        return load_weights_only(_NamedBuffer(backend.get(filename), filename), map_location)
+    except RuntimeError as error:
+        if "PytorchStreamReader" not in str(error):
+            raise
+        raise RuntimeError(f"{filename} is not a complete checkpoint: {error}") from error
+
+
+class _NamedBuffer(io.BytesIO):
+    """The bytes of a checkpoint, named in errors by where they came from."""
+
+    def __init__(self, data: bytes, name: str) -> None:
+        super().__init__(data)
+        self.name = name
+
+    def __str__(self) -> str:
+        return self.name
 
 
 def load_from_http(filename: str, map_location: Any = None, model_dir: str | None = None) -> Any:

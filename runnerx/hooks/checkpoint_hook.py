@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,9 +12,11 @@ from typing import Any
 from runnerx.checkpoint.io import load_checkpoint, remove_partial_files
 from runnerx.checkpoint.publish import strip_training_state, write_published
 from runnerx.checkpoint.runner_state import point_last_checkpoint
+from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
-from runnerx.fileio import after_pending_writes, wait_for_pending_writes
+from runnerx.fileio import LocalBackend, after_pending_writes, wait_for_pending_writes
 from runnerx.fileio.paths import backend_args_of
+from runnerx.fileio.store_copies import out_dir_backend, require, store_path
 from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import (
     DEFAULT_GREATER_KEYS,
@@ -50,8 +51,16 @@ class CheckpointHook(Hook):
     ``published_keys`` (e.g. ``['meta', 'state_dict']``): after training, the last and best
     checkpoints are also written with only those entries as ``<name>-<sha256[:8]>.pth``.
     Temporary files that a crash left behind are removed when training starts.
-    ``backend_args`` (and MMEngine's deprecated ``file_client_args``) are accepted for MMEngine
-    configs and ignored with a warning: checkpoints go to local paths.
+
+    ``out_dir`` in another storage backend (``backend_args``, or MMEngine's deprecated
+    ``file_client_args``, naming it, or a prefix registered with ``register_backend``)::
+
+        checkpoint=dict(type='CheckpointHook', interval=1, out_dir='s3://bucket/exp')
+
+    Unlike MMEngine, which writes there directly, every checkpoint is still written to the
+    work dir as above (atomically, named in ``last_checkpoint``, what a resume reads) and,
+    once complete, copied to ``out_dir/<work_dir's name>/`` by rank 0; ``max_keep_ckpts`` and
+    a replaced best checkpoint remove the copy too.
     """
 
     priority = "VERY_LOW"
@@ -82,10 +91,15 @@ class CheckpointHook(Hook):
                 raise TypeError(f"CheckpointHook: {name} must be an int, got {value!r}")
         if isinstance(save_begin, bool) or not isinstance(save_begin, int) or save_begin < 0:
             raise ValueError(f"CheckpointHook: save_begin must be an int >= 0, got {save_begin!r}")
-        if backend_args_of(file_client_args, backend_args) is not None:
-            warnings.warn(
-                "CheckpointHook: backend_args/file_client_args are ignored; paths are local",
-                stacklevel=2,
+        backend_args = backend_args_of(file_client_args, backend_args)
+        self._backend = out_dir_backend(out_dir, backend_args, "default_hooks.checkpoint")
+        remote = not isinstance(self._backend, LocalBackend)
+        if remote and (max_keep_ckpts > 0 or save_best is not None):
+            require(
+                self._backend,
+                ("isfile", "remove"),
+                "default_hooks.checkpoint.out_dir",
+                "removing old checkpoints' copies (max_keep_ckpts, save_best)",
             )
         self.interval = interval
         self.by_epoch = by_epoch
@@ -110,6 +124,7 @@ class CheckpointHook(Hook):
         self.rules = self._check_rules(rule)
         self.last_ckpt: str | None = None
         self._out_dir: str | None = None  # settled in before_train
+        self._copies: CheckpointCopies | None = None
         self._kept_steps: list[int] = []
         self._best_paths: dict[str, str | None] = {}
 
@@ -147,11 +162,19 @@ class CheckpointHook(Hook):
     def before_train(self, runner: Any) -> None:
         """Settle the output folder and pick up the bookkeeping a resumed run carries."""
         work_dir = str(runner.work_dir)
-        self._out_dir = work_dir
+        folder = work_dir
         if self.out_dir is not None and str(self.out_dir) != work_dir:
             basename = os.path.basename(os.path.normpath(work_dir))
-            self._out_dir = os.path.join(str(self.out_dir), basename)
-        runner.logger.info(f"Checkpoints will be saved to {self._out_dir}.")
+            folder = store_path(self._backend, str(self.out_dir), basename)
+        if isinstance(self._backend, LocalBackend):  # as in MMEngine: written there directly
+            self._out_dir = folder
+            runner.logger.info(f"Checkpoints will be saved to {self._out_dir}.")
+        else:
+            self._out_dir = work_dir
+            self._copies = CheckpointCopies(self._backend, folder)
+            runner.logger.info(
+                f"Checkpoints will be saved to {work_dir} and copied to {folder} once complete."
+            )
         if is_main_process():
             self._remove_partial_files(runner, work_dir)
         hub = runner.message_hub
@@ -226,6 +249,8 @@ class CheckpointHook(Hook):
                 f"The checkpoint {path} is published to {final_path}"
                 + (f" (without {', '.join(dropped)})." if dropped else ".")
             )
+            if self._copies is not None:
+                self._copies.upload(final_path, runner.logger)
 
     def _update_best(self, runner: Any, key: str, rule: str, metrics: dict) -> bool:
         if key not in metrics:
@@ -259,8 +284,10 @@ class CheckpointHook(Hook):
             f"The best checkpoint with {float(score):.4f} {key} at {step} {unit} is saved to "
             f"{filename}."
         )
-        if previous and previous != path and is_main_process():
-            after_pending_writes(lambda: _remove_previous_best(runner, previous))
+        if is_main_process():
+            self._upload_when_complete(runner, path)
+            if previous and previous != path:
+                after_pending_writes(lambda: self._remove_previous_best(runner, previous))
         return True
 
     def _info_key(self, name: str, key: str) -> str:
@@ -290,7 +317,14 @@ class CheckpointHook(Hook):
         # once it is complete, and older ones go only after that.
         if is_main_process():
             after_pending_writes(lambda: point_last_checkpoint(str(runner.work_dir), path))
+            self._upload_when_complete(runner, path)
         after_pending_writes(lambda: self._remove_steps(runner, dropped))
+
+    def _upload_when_complete(self, runner: Any, path: str) -> None:
+        """Copy the checkpoint ``path`` to the store of ``out_dir`` once it is in place."""
+        copies = self._copies
+        if copies is not None:
+            after_pending_writes(lambda: copies.upload(path, runner.logger))
 
     def _trim_kept_steps(self) -> list[int]:
         """Cut the kept steps to ``max_keep_ckpts``; return the ones cut (oldest first)."""
@@ -318,6 +352,14 @@ class CheckpointHook(Hook):
             path = os.path.join(self._out_dir, self.filename_tmpl.format(step))
             if _remove(path):
                 runner.logger.info(f"Removed the old checkpoint {path} (max_keep_ckpts).")
+            if self._copies is not None:
+                self._copies.remove(os.path.basename(path), runner.logger)
+
+    def _remove_previous_best(self, runner: Any, previous: str) -> None:
+        if _remove(previous):
+            runner.logger.info(f"The previous best checkpoint {previous} was removed.")
+        if self._copies is not None:
+            self._copies.remove(os.path.basename(previous), runner.logger)
 
 
 def _names(value: str | Sequence[str] | None, key: str) -> list[str]:
@@ -332,11 +374,6 @@ def _names(value: str | Sequence[str] | None, key: str) -> list[str]:
     if len(set(names)) != len(names):
         raise ValueError(f"CheckpointHook: {key} has duplicates: {value!r}")
     return list(names)
-
-
-def _remove_previous_best(runner: Any, previous: str) -> None:
-    if _remove(previous):
-        runner.logger.info(f"The previous best checkpoint {previous} was removed.")
 
 
 def _remove(path: str) -> bool:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from runnerx.fileio.paths import backend_args_of
+from runnerx.fileio.store_copies import out_dir_backend, store_path, upload
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS
 
@@ -24,13 +23,12 @@ class LoggerHook(Hook):
     ``runner.epoch`` (``log_metric_by_epoch`` in an epoch-based run) or ``runner.iter``. The
     last iteration of an epoch is logged too unless ``ignore_last``; the experiment name every
     ``interval_exp_name`` iterations. With ``out_dir``, the log files (names ending in
-    ``out_suffix``) are copied to ``out_dir/<work_dir's name>`` when the run ends::
+    ``out_suffix``) are copied to ``out_dir/<work_dir's name>`` when the run ends (and removed
+    from the log dir unless ``keep_local``), through the storage backend of ``out_dir``
+    (``backend_args``, or MMEngine's deprecated ``file_client_args``, naming it, or a prefix
+    registered with ``register_backend``)::
 
-        default_hooks = dict(logger=dict(type='LoggerHook', interval=50))
-
-    ``backend_args`` (and MMEngine's deprecated ``file_client_args``, which like MMEngine
-    needs ``out_dir``) are accepted for MMEngine configs and ignored with a warning: runnerx
-    writes local paths only.
+        default_hooks = dict(logger=dict(type='LoggerHook', interval=50, out_dir='s3://b/logs'))
     """
 
     priority = "BELOW_NORMAL"
@@ -61,11 +59,12 @@ class LoggerHook(Hook):
                 "LoggerHook: file_client_args is for copying the logs to out_dir; set out_dir "
                 "or remove file_client_args"
             )
-        if backend_args_of(file_client_args, backend_args) is not None:
-            warnings.warn(
-                "LoggerHook: backend_args/file_client_args are ignored; logs go to local paths",
-                stacklevel=2,
-            )
+        backend_args = backend_args_of(file_client_args, backend_args)
+        self._backend = (
+            None
+            if out_dir is None
+            else out_dir_backend(out_dir, backend_args, "default_hooks.logger")
+        )
         self.interval = interval
         self.ignore_last = ignore_last
         self.interval_exp_name = interval_exp_name
@@ -81,7 +80,7 @@ class LoggerHook(Hook):
         """Settle where logs are copied to and the name of the test results file."""
         if self.out_dir is not None:
             basename = os.path.basename(os.path.normpath(str(runner.work_dir)))
-            self._copy_dir = os.path.join(str(self.out_dir), basename)
+            self._copy_dir = store_path(self._backend, str(self.out_dir), basename)
             runner.logger.info(f"Text logs will be copied to {self._copy_dir} when the run ends.")
         self.json_log_path = f"{runner.timestamp}.json"
 
@@ -159,9 +158,9 @@ class LoggerHook(Hook):
                 if not name.endswith(self.out_suffix):
                     continue
                 local = os.path.join(folder, name)
-                target = os.path.join(self._copy_dir, os.path.relpath(local, log_dir))
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                shutil.copyfile(local, target)
+                relative = os.path.relpath(local, log_dir).split(os.sep)
+                target = store_path(self._backend, self._copy_dir, *relative)
+                upload(self._backend, local, target)
                 runner.logger.info(f"{local} was copied to {target}.")
                 if not self.keep_local:
                     os.remove(local)

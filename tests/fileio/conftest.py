@@ -1,9 +1,6 @@
-"""Fixtures of the fileio tests: a small file tree, and backend registries left as found."""
+"""Fixtures of the fileio tests: a small file tree (restore_backends: tests/conftest.py)."""
 
 import pytest
-
-from runnerx.fileio import FileClient
-from runnerx.fileio.backends import registry_utils
 
 
 @pytest.fixture
@@ -17,25 +14,3 @@ def tree(tmp_path):
     (root / ".git/f.py").write_text("f")
     (root / "empty").mkdir()
     return root
-
-
-@pytest.fixture
-def restore_backends():
-    """Leaves runnerx's backend registries (and FileClient's) as they were; the test starts
-    with no FileClient cached."""
-    saved = [
-        (table, dict(table))
-        for table in (
-            registry_utils.backends,
-            registry_utils.prefix_to_backends,
-            registry_utils._instances,
-            FileClient._backends,
-            FileClient._prefix_to_backends,
-            FileClient._instances,
-        )
-    ]
-    FileClient._instances.clear()
-    yield
-    for table, content in saved:
-        table.clear()
-        table.update(content)

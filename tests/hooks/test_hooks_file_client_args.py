@@ -1,6 +1,6 @@
 """CheckpointHook and LoggerHook take MMEngine's deprecated ``file_client_args`` as MMEngine
-0.10.7 does (accepted where MMEngine accepts it, refused where it refuses it); runnerx ignores
-it with a warning, as it ignores ``backend_args``."""
+0.10.7 does (accepted where MMEngine accepts it, with its DeprecationWarning, refused where it
+refuses it); it chooses the storage backend as ``backend_args`` does."""
 
 from pathlib import Path
 
@@ -38,7 +38,7 @@ def build(library, name, kwargs):
 def test_file_client_args_is_accepted_with_a_warning_as_in_mmengine(tmp_path, index):
     name, kwargs = both_hooks(tmp_path)[index]
     assert isinstance(build("mmengine", name, kwargs), getattr(mmengine_hooks, name))
-    with pytest.warns(UserWarning, match=f"{name}: backend_args/file_client_args are ignored"):
+    with pytest.warns(DeprecationWarning, match='"file_client_args" will be deprecated'):
         hook = build("runnerx", name, kwargs)
     assert type(hook).__name__ == name
 
@@ -63,7 +63,7 @@ def test_a_config_with_file_client_args_trains_and_writes_its_files(tmp_path):
     cfg.work_dir = str(tmp_path / "work")
     for (name, kwargs), key in zip(both_hooks(tmp_path / "copies"), ("checkpoint", "logger")):
         cfg.default_hooks[key] = dict(type=name, **kwargs)
-    with pytest.warns(UserWarning, match="file_client_args are ignored"):
+    with pytest.warns(DeprecationWarning, match='"file_client_args" will be deprecated'):
         runner = Runner.from_cfg(cfg)
     runner.train()
     assert (tmp_path / "work" / "epoch_1.pth").is_file()

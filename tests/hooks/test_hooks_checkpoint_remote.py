@@ -1,0 +1,210 @@
+"""CheckpointHook and LoggerHook with ``out_dir`` in a registered storage backend (a real one,
+``store://<key>`` kept as files under a temporary folder), in a real Runner: checkpoints are
+written to the work dir as always and copied to the store once complete, old ones go from
+both, a resume reads the work dir, ``load_from`` reads the store, logs land in the store."""
+
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from runnerx.fileio import BaseStorageBackend, register_backend
+
+# The checkpoint tests' Runner factory (a tiny classifier, a scripted metric), imported as a
+# fixture: the test functions' make_runner argument is it (hence the file-wide F811).
+from tests.checkpoint.conftest import make_runner  # noqa: F401
+
+PREFIX = "store://"
+
+
+class DirStoreBackend(BaseStorageBackend):
+    """An object store stand-in: the key ``store://<rel>`` is the file ``<root>/<rel>``. It has
+    what object stores' backends have (no folders, no get_local_path)."""
+
+    root = ""  # set by the store fixture
+
+    def _file(self, filepath) -> str:
+        filepath = str(filepath)
+        assert filepath.startswith(PREFIX), filepath
+        return os.path.join(self.root, filepath[len(PREFIX) :])
+
+    def get(self, filepath) -> bytes:
+        with open(self._file(filepath), "rb") as file:
+            return file.read()
+
+    def get_text(self, filepath, encoding="utf-8") -> str:
+        return self.get(filepath).decode(encoding)
+
+    def put(self, obj: bytes, filepath) -> None:
+        path = self._file(filepath)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as file:
+            file.write(obj)
+
+    def exists(self, filepath) -> bool:
+        return os.path.exists(self._file(filepath))
+
+    def isfile(self, filepath) -> bool:
+        return os.path.isfile(self._file(filepath))
+
+    def remove(self, filepath) -> None:
+        os.remove(self._file(filepath))
+
+    def join_path(self, filepath, *filepaths) -> str:
+        return "/".join([str(filepath).rstrip("/"), *filepaths])
+
+    def copyfile_from_local(self, src, dst) -> str:
+        with open(src, "rb") as file:
+            self.put(file.read(), dst)
+        return dst
+
+
+@pytest.fixture
+def store(tmp_path, restore_backends):
+    """The folder behind ``store://``, with DirStoreBackend registered for the prefix."""
+    DirStoreBackend.root = str(tmp_path / "store")
+    register_backend("dirstore", DirStoreBackend, prefixes="store")
+    return tmp_path / "store"
+
+
+def pth_files(folder) -> list[str]:
+    return sorted(name for name in os.listdir(folder) if name.endswith(".pth"))
+
+
+def read_bytes(path) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def log_text(runner) -> str:
+    with open(os.path.join(runner.log_dir, f"{runner.timestamp}.log")) as file:
+        return file.read()
+
+
+def assert_same_files(local_dir, store_dir):
+    assert pth_files(store_dir) == pth_files(local_dir)
+    for name in pth_files(local_dir):
+        assert read_bytes(store_dir / name) == read_bytes(os.path.join(local_dir, name)), name
+
+
+def test_checkpoints_are_copied_once_complete_and_old_ones_go_from_both(make_runner, store):
+    runner = make_runner(
+        {
+            "interval": 1,
+            "max_keep_ckpts": 2,
+            "out_dir": "store://ckpts",
+            "save_best": "scripted/score",
+            "rule": "greater",
+        },
+        max_epochs=3,
+        scores=[0.5, 0.9, 0.7],
+    )
+    runner.train()
+    work = runner.work_dir
+    assert pth_files(work) == ["best_scripted_score_epoch_2.pth", "epoch_2.pth", "epoch_3.pth"]
+    # the store holds the final bytes of each (epoch_2 was written again after its new best)
+    assert_same_files(work, store / "ckpts" / "work")
+    with open(os.path.join(work, "last_checkpoint")) as file:
+        assert file.read() == os.path.join(work, "epoch_3.pth")  # a resume reads the work dir
+    log = log_text(runner)
+    assert f"copied to {PREFIX}ckpts/work once complete" in log
+    assert f"is uploaded to {PREFIX}ckpts/work/epoch_3.pth" in log
+    assert f"Removed its copy {PREFIX}ckpts/work/epoch_1.pth" in log
+    assert f"Removed its copy {PREFIX}ckpts/work/best_scripted_score_epoch_1.pth" in log
+
+
+def test_resume_reads_the_work_dir_and_max_keep_ckpts_carries_over_in_both(make_runner, store):
+    hook = {"interval": 1, "max_keep_ckpts": 2, "out_dir": "store://ckpts"}
+    make_runner(hook, max_epochs=2).train()
+    store_dir = store / "ckpts" / "work"
+    assert pth_files(store_dir) == ["epoch_1.pth", "epoch_2.pth"]
+    resumed = make_runner({**hook, "max_keep_ckpts": 1}, max_epochs=3, resume=True)
+    resumed.train()
+    local_epoch_2 = os.path.join(resumed.work_dir, "epoch_2.pth")
+    assert f"resumed from {local_epoch_2} at epoch 2" in log_text(resumed)
+    assert pth_files(resumed.work_dir) == ["epoch_3.pth"]
+    assert_same_files(resumed.work_dir, store_dir)
+
+
+def test_load_from_a_store_path_loads_the_weights(make_runner, store, tmp_path):
+    trained = make_runner({"interval": 1, "out_dir": "store://ckpts"}, max_epochs=1)
+    trained.train()
+    fresh = make_runner(
+        None, work_dir=str(tmp_path / "other"), load_from="store://ckpts/work/epoch_1.pth"
+    )
+    before = {key: value.clone() for key, value in fresh.unwrapped_model.state_dict().items()}
+    fresh.load_or_resume()
+    loaded = fresh.unwrapped_model.state_dict()
+    for key, value in trained.unwrapped_model.state_dict().items():
+        assert torch.equal(loaded[key], value), key
+        assert not torch.equal(before[key], value), key  # the load changed them
+
+
+@pytest.mark.parametrize("keep_local", [True, False])
+def test_logger_hook_copies_the_log_files_to_the_store(make_runner, store, keep_local):
+    logger = {"type": "LoggerHook", "interval": 1, "out_dir": "store://logs"}
+    runner = make_runner(
+        max_epochs=1,
+        default_hooks={"logger": {**logger, "keep_local": keep_local}, "checkpoint": None},
+    )
+    runner.train()
+    copies = store / "logs" / "work"
+    copied = sorted(
+        os.path.relpath(os.path.join(folder, name), copies)
+        for folder, _, names in os.walk(copies)
+        for name in names
+    )
+    timestamp = runner.timestamp
+    assert f"{timestamp}.log" in copied
+    assert os.path.join("vis_data", "scalars.json") in copied
+    assert "Epoch(train)" in (copies / f"{timestamp}.log").read_text()
+    local = [os.path.join(runner.log_dir, name) for name in copied]
+    if keep_local:
+        for name, path in zip(copied, local):
+            if name.endswith(".log"):  # the local log has the lines about the copy too
+                assert read_bytes(path).startswith(read_bytes(copies / name))
+            else:
+                assert read_bytes(path) == read_bytes(copies / name), name
+    else:
+        assert not any(os.path.exists(path) for path in local)
+
+
+@pytest.mark.parametrize(
+    ("hook", "key"),
+    [
+        ({"checkpoint": {"type": "CheckpointHook", "out_dir": "nostore://x"}}, "checkpoint"),
+        (
+            {
+                "checkpoint": {"type": "CheckpointHook", "interval": 1},
+                "logger": {
+                    "type": "LoggerHook",
+                    "out_dir": "logs",
+                    "backend_args": {"backend": "nostore"},
+                },
+            },
+            "logger",
+        ),
+    ],
+    ids=["checkpoint-prefix", "logger-backend-name"],
+)
+def test_an_unknown_backend_is_an_error_when_the_runner_is_built(make_runner, hook, key):
+    with pytest.raises(ValueError, match=rf"default_hooks\.{key}\.out_dir") as caught:
+        make_runner(default_hooks=hook)
+    assert f"default_hooks.{key}.backend_args" in str(caught.value)
+    assert "runnerx.fileio.register_backend(" in str(caught.value)
+
+
+def test_a_store_that_cannot_remove_is_refused_when_old_copies_must_go(store):
+    from runnerx.hooks import CheckpointHook
+
+    class WriteOnce(DirStoreBackend):
+        remove = None  # an append-only bucket
+
+    register_backend("writeonce", WriteOnce, prefixes="once")
+    CheckpointHook(interval=1, out_dir="once://ckpts")  # keeps everything: fine
+    with pytest.raises(ValueError, match="default_hooks.checkpoint.out_dir: removing .* remove"):
+        CheckpointHook(interval=1, out_dir="once://ckpts", max_keep_ckpts=2)
