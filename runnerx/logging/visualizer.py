@@ -1,4 +1,5 @@
-"""Visualizer: hands a run's scalars, images and config to every visualization backend.
+"""Visualizer: hands a run's scalars, images and config to every visualization backend, and
+draws on images with MMEngine's drawing API (:mod:`runnerx.logging.drawing`).
 
 .. code-block:: python
 
@@ -19,12 +20,15 @@ from runnerx.dist import master_only
 from runnerx.registry import VISBACKENDS, VISUALIZERS
 from runnerx.utils.manager import ManagerMixin
 
+from .drawing import DrawingMixin
+from .featmap import draw_featmap
 from .vis_backends import BaseVisBackend
 
 
 @VISUALIZERS.register_module()
-class Visualizer(ManagerMixin):
-    """Forwards ``add_scalars`` / ``add_config`` / ``close`` to its backends, on rank 0 only.
+class Visualizer(DrawingMixin, ManagerMixin):
+    """Records a run's scalars, config and images in its backends (on rank 0 only), and
+    draws boxes, texts, masks and heatmaps on images with MMEngine's drawing API.
 
     ``vis_backends`` is a backend config dict, a backend object, or a list of them; a dict
     may carry a ``name`` (default: its class name). A backend that needs a ``save_dir`` is
@@ -33,15 +37,23 @@ class Visualizer(ManagerMixin):
 
     The arguments are MMEngine's, in its order, so that subclasses written for MMEngine
     (``super().__init__(name=name, image=image, vis_backends=..., save_dir=...)``) build.
-    ``image``, ``fig_save_cfg`` and ``fig_show_cfg`` belong to MMEngine's drawing API, which
-    is not ported: ``fig_*_cfg`` are kept and unused, and an ``image`` other than None is a
-    NotImplementedError.
+    ``image`` is the first image to draw on (:meth:`set_image`); ``fig_save_cfg`` and
+    ``fig_show_cfg`` are matplotlib ``Figure`` arguments for the figure drawn on and the
+    window :meth:`show` opens (default ``dict(frameon=False)``). The drawing methods
+    (``draw_bboxes``, ``draw_texts``, ..., ``get_image``) are :class:`DrawingMixin`'s;
+    a subclass implements :meth:`add_datasample` with them.
 
     .. code-block:: python
 
         vis = Visualizer(vis_backends=[dict(type='LocalVisBackend')], save_dir='work_dirs/x')
         vis.add_scalars({'loss': 0.5, 'lr': 0.01}, step=10)
+        vis.set_image(image)
+        vis.draw_bboxes(np.array([[4, 4, 40, 30]]), edge_colors='r')
+        vis.add_image('pred', vis.get_image(), step=10)
     """
+
+    #: MMEngine's static ``Visualizer.draw_featmap`` (rank 0 only; None on the others)
+    draw_featmap = staticmethod(master_only(draw_featmap))
 
     def __init__(
         self,
@@ -52,16 +64,12 @@ class Visualizer(ManagerMixin):
         fig_save_cfg: dict | None = None,
         fig_show_cfg: dict | None = None,
     ) -> None:
-        if image is not None:
-            raise NotImplementedError(
-                "Visualizer(image=...) sets the canvas of MMEngine's image-drawing API, which "
-                f"runnerx does not port: {_DRAW_INSTEAD}"
-            )
         super().__init__(name)
-        #: MMEngine's matplotlib figure settings (default ``dict(frameon=False)``), unused
+        #: matplotlib ``Figure`` arguments of the figure drawn on and of show's window
         self.fig_save_cfg = {"frameon": False} if fig_save_cfg is None else fig_save_cfg
         self.fig_show_cfg = {"frameon": False} if fig_show_cfg is None else fig_show_cfg
-        #: set by the Runner from the dataset's ``metainfo`` (MMEngine's attribute)
+        #: the dataset's ``metainfo`` (``classes``, ``palette``, ...) that subclasses draw
+        #: with (MMEngine's attribute; its loops set it from the dataloader's dataset)
         self.dataset_meta: dict | None = None
         self._vis_backends: dict[str, BaseVisBackend] = {}
         backend_dir = None if save_dir is None else os.path.join(save_dir, "vis_data")
@@ -80,6 +88,8 @@ class Visualizer(ManagerMixin):
                 )
             self._vis_backends[backend_name] = backend
         self._register_instance()
+        if image is not None:
+            self.set_image(image)
 
     @classmethod
     def get_instance(cls, name: str, **kwargs: Any) -> Visualizer:
@@ -141,6 +151,23 @@ class Visualizer(ManagerMixin):
             backend.add_scalars(scalar_dict, step, file_path, **kwargs)
 
     @master_only
+    def add_datasample(
+        self,
+        name: str,
+        image: Any,
+        data_sample: Any = None,
+        draw_gt: bool = True,
+        draw_pred: bool = True,
+        show: bool = False,
+        wait_time: float = 0,
+        step: int = 0,
+    ) -> None:
+        """Draw a data sample's annotations and predictions on ``image`` and record it: does
+        nothing here, as in MMEngine; task visualizers (mmdet's ``DetLocalVisualizer``, ...)
+        implement it with ``set_image``, the ``draw_*`` methods, ``get_image`` and
+        ``add_image`` (or ``show`` when ``show=True``)."""
+
+    @master_only
     def close(self) -> None:
         """Close every backend (flushes TensorBoard events)."""
         for backend in self._vis_backends.values():
@@ -170,44 +197,6 @@ class Visualizer(ManagerMixin):
             return "", None
         backend = VISBACKENDS.build(spec)
         return name or type(backend).__name__, backend
-
-
-_DRAW_INSTEAD = (
-    "draw on a numpy array (with cv2, PIL or matplotlib) and record it with "
-    "visualizer.add_image(name, image, step)"
-)
-
-#: MMEngine's image-drawing methods, not ported: calling one says what to do instead
-_DRAWING_API = (
-    "set_image",
-    "get_image",
-    "draw_bboxes",
-    "draw_binary_masks",
-    "draw_circles",
-    "draw_featmap",
-    "draw_lines",
-    "draw_points",
-    "draw_polygons",
-    "draw_texts",
-    "add_datasample",
-    "show",
-)
-
-
-def _not_ported(method: str) -> Any:
-    def refuse(self: Visualizer, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(
-            f"Visualizer.{method} belongs to MMEngine's image-drawing API, which runnerx does "
-            f"not port: {_DRAW_INSTEAD}"
-        )
-
-    refuse.__name__ = refuse.__qualname__ = method
-    refuse.__doc__ = f"MMEngine's ``{method}``, not ported: raises NotImplementedError."
-    return refuse
-
-
-for _method in _DRAWING_API:
-    setattr(Visualizer, _method, _not_ported(_method))
 
 
 def _needs_save_dir(backend_type: Any) -> bool:

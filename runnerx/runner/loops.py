@@ -51,7 +51,8 @@ def build_eval_loop(
 
 class BaseLoop:
     """A loop over one dataloader, run by a Runner. A dataloader config whose ``sampler`` is
-    None gets the loop's ``default_sampler``, as MMEngine's docs say (epoch_to_iter)."""
+    None gets the loop's ``default_sampler``, as MMEngine's docs say (epoch_to_iter). The
+    dataset's ``metainfo`` goes to the runner's visualizer (``dataset_meta``), as in MMEngine."""
 
     mode = "train"
     default_sampler: dict = {"type": "DefaultSampler", "shuffle": True}
@@ -73,6 +74,11 @@ class BaseLoop:
             diff_rank_seed=runner._randomness_cfg.get("diff_rank_seed", False),
             cfg_key=f"{self.mode}_dataloader",
         )
+        # what the dataset says of itself (classes, palette), for the visualizer to draw with,
+        # as MMEngine's loops hand it over
+        self.dataset_meta = getattr(getattr(self.dataloader, "dataset", None), "metainfo", None)
+        if self.dataset_meta is not None:
+            runner.visualizer.dataset_meta = self.dataset_meta
 
 
 class _TrainLoop(BaseLoop):
@@ -413,9 +419,8 @@ class _EvalLoop(BaseLoop):
             )
         super().__init__(runner, dataloader)
         self.evaluator = runner.build_evaluator(evaluator, key=f"{self.mode}_evaluator")
-        dataset = getattr(self.dataloader, "dataset", None)
-        if hasattr(dataset, "metainfo"):
-            self.evaluator.dataset_meta = dataset.metainfo
+        if self.dataset_meta is not None:
+            self.evaluator.dataset_meta = self.dataset_meta
         self.fp16 = fp16
 
     def run(self) -> dict:

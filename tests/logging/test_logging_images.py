@@ -82,8 +82,17 @@ def test_mlflow_backend_logs_the_image_as_an_artifact(tmp_path, monkeypatch):
         mlflow.set_tracking_uri(None)
 
 
-def test_mmengines_drawing_api_says_what_to_do_instead():
-    visualizer = Visualizer()
-    for method in ("set_image", "draw_bboxes", "add_datasample"):
-        with pytest.raises(NotImplementedError, match="visualizer.add_image"):
-            getattr(visualizer, method)(np.zeros((2, 2, 3), np.uint8))
+def test_a_drawn_image_goes_to_tensorboard_as_drawn(tmp_path):
+    accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    pytest.importorskip("matplotlib")
+    visualizer = Visualizer(
+        "images_drawn", image=rgb_image(20, 30), vis_backends=[TensorboardVisBackend(tmp_path)]
+    )
+    drawn = visualizer.draw_bboxes(np.array([2, 2, 20, 15]), edge_colors="r").get_image()
+    visualizer.add_image("pred", drawn, step=1)
+    visualizer.close()
+    events = accumulator.EventAccumulator(str(tmp_path), size_guidance={"images": 0})
+    events.Reload()
+    (event,) = events.Images("pred")
+    decoded = np.asarray(Image.open(io.BytesIO(event.encoded_image_string)))
+    assert np.array_equal(decoded, drawn) and not np.array_equal(drawn, rgb_image(20, 30))

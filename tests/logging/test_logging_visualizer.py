@@ -152,8 +152,9 @@ def test_a_visualizer_subclass_written_for_mmengine_builds(tmp_path):
     )
     assert list(positional.vis_backends) == ["LocalVisBackend"]
     assert positional.fig_save_cfg == {"dpi": 50}
-    with pytest.raises(NotImplementedError, match=r"image=.*add_image"):
-        Visualizer("vis_test_image", image=np.zeros((4, 4, 3), np.uint8))
+    # MMEngine's `image`: the first image to draw on
+    image = np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
+    assert np.array_equal(Visualizer("vis_test_image", image=image).get_image(), image)
 
 
 def test_add_graph_reaches_every_backend(tmp_path):

@@ -466,3 +466,17 @@ def test_a_hook_overriding_mmengines_mode_generic_points_acts_in_every_mode(digi
     runner.register_hook(hook)
     runner.train()
     assert {"train", "val", "epoch:train", "epoch:val"} <= set(seen)
+
+
+def test_loops_hand_the_dataset_metainfo_to_the_visualizer_and_evaluator(digits_cfg):
+    from runnerx.runner import Runner
+
+    runner = Runner.from_cfg(digits_cfg)
+    assert runner.visualizer.dataset_meta is None
+    runner.val_loop  # noqa: B018 (built on first use, as in MMEngine)
+    classes = tuple("0123456789")
+    assert runner.visualizer.dataset_meta == {"classes": classes}
+    assert runner.val_loop.evaluator.dataset_meta == {"classes": classes}
+    runner.visualizer.dataset_meta = None
+    runner.train_loop  # noqa: B018
+    assert runner.visualizer.dataset_meta == {"classes": classes}
