@@ -25,7 +25,7 @@ def import_matplotlib() -> Any:
     except ImportError:
         raise ImportError(
             "the Visualizer's drawing methods (set_image, draw_*, show) draw with matplotlib: "
-            "pip install matplotlib"
+            "pip install matplotlib (or pip install 'runnerx[vis]')"
         ) from None
     return matplotlib
 
