@@ -337,6 +337,16 @@ COVERED: dict[str, dict[str, str]] = {
         "stack_batch": "runnerx.model.base_model.data_preprocessor",
     },
     "mmengine.version": dict.fromkeys(("parse_version_info", "version_info"), "runnerx.version"),
+    "mmengine.model.efficient_conv_bn_eval": dict.fromkeys(
+        (
+            "efficient_conv_bn_eval_control",
+            "efficient_conv_bn_eval_forward",
+            "efficient_conv_bn_eval_graph_transform",
+            "turn_on_efficient_conv_bn_eval",
+            "turn_on_efficient_conv_bn_eval_for_single_model",
+        ),
+        "runnerx.model.efficient_conv_bn_eval",
+    ),
     "mmengine.hooks.sync_buffer_hook": {"SyncBuffersHook": "runnerx.hooks.sync_buffers_hook"},
     "mmengine.hooks.test_time_aug_hook": dict.fromkeys(
         ("PrepareTTAHook", "build_runner_with_tta"), "runnerx.hooks.prepare_tta_hook"
@@ -480,6 +490,7 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.model.wrappers.utils": set(),
     "mmengine.model.utils": set(),
     "mmengine.version": set(),
+    "mmengine.model.efficient_conv_bn_eval": set(),
     "mmengine.hooks.sync_buffer_hook": set(),
     "mmengine.hooks.test_time_aug_hook": set(),
     "mmengine.hub": set(),

@@ -1,6 +1,6 @@
 """Models: BaseModel (train_step / val_step / test_step), data preprocessors, weight
-initialisation, averaged models (EMA), test-time augmentation (BaseTTAModel) and example
-models.
+initialisation, averaged models (EMA), test-time augmentation (BaseTTAModel), frozen BNs folded
+into convolutions (efficient_conv_bn_eval) and example models.
 
 Importing this package registers its models and preprocessors in MODELS (it is the MODELS
 registry's ``locations`` entry). See docs/model.md.
@@ -54,6 +54,9 @@ __getattr__ = lazy_attributes(
         "is_model_wrapper": "runnerx.parallel.unwrap",
         "merge_dict": "runnerx.utils.misc",
         "revert_sync_batchnorm": "runnerx.parallel.sync_bn",
+        # imported when asked for: a run without efficient_conv_bn_eval does not load it
+        "turn_on_efficient_conv_bn_eval": "runnerx.model.efficient_conv_bn_eval",
+        "turn_on_efficient_conv_bn_eval_for_single_model": "runnerx.model.efficient_conv_bn_eval",
     },
 )
 
@@ -100,6 +103,8 @@ __all__ = [
     "revert_sync_batchnorm",
     "stack_batch",
     "trunc_normal_init",
+    "turn_on_efficient_conv_bn_eval",
+    "turn_on_efficient_conv_bn_eval_for_single_model",
     "uniform_init",
     "update_init_info",
     "xavier_init",

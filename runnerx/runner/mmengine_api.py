@@ -27,11 +27,6 @@ from runnerx.registry import RUNNERS
 from .environment import set_random_seed, setup_env
 from .loops import TestLoop, ValLoop, build_eval_loop, build_train_loop
 
-#: config keys MMEngine's Runner reads that runnerx does not apply, and what that means
-_NOT_APPLIED = {
-    "efficient_conv_bn_eval": "convolutions and frozen batch norms in eval mode are not fused, "
-    "so they keep their usual memory use",
-}
 #: top-level keys of MMCV 1.x configs, which MMEngine ignores as silently as any unknown key
 #: (a run then trains without the schedule or hook they meant), and where each went
 _MMCV_KEYS = {
@@ -52,9 +47,15 @@ _MMCV_KEYS = {
     "resume_from": "resume=True with load_from=<checkpoint>",
     "fp16": "optim_wrapper=dict(type='AmpOptimWrapper', ...)",
 }
-#: top-level keys read outside the Runner's arguments: by the model preparation, the tools,
-#: the config loader and runner_type
-_OTHER_RUNNER_KEYS = ("runner_type", "custom_imports", "tta_model", "tta_pipeline")
+#: top-level keys read outside the Runner's arguments: by the model building and
+#: preparation, the tools, the config loader and runner_type
+_OTHER_RUNNER_KEYS = (
+    "runner_type",
+    "custom_imports",
+    "tta_model",
+    "tta_pipeline",
+    "efficient_conv_bn_eval",
+)
 
 
 class MMEngineRunnerAPI:
@@ -195,17 +196,12 @@ class MMEngineRunnerAPI:
 
     def _record_config(self) -> None:
         """Log the config and hand it to the visualizer, as MMEngine does when its Runner is
-        built, and name the MMEngine keys runnerx does not apply. ``cfg_text`` keeps the text
-        for the dumped file and checkpoints."""
+        built, and name the MMCV 1.x keys MMEngine ignores. ``cfg_text`` keeps the text for
+        the dumped file and checkpoints."""
         self.cfg_text = self._config_text()
         if self.cfg_text:
             self.logger.info(f"Config:\n{self.cfg_text}")
             self.visualizer.add_config(self.cfg)
-        for key, effect in _NOT_APPLIED.items():
-            if self.cfg.get(key):
-                self.logger.warning(
-                    f"{key}={self.cfg[key]!r} is MMEngine's; runnerx ignores it: {effect}"
-                )
         for key, place in _MMCV_KEYS.items():
             if self.cfg.get(key) is not None:
                 self.logger.warning(
@@ -221,7 +217,7 @@ class MMEngineRunnerAPI:
         from runnerx.parallel import PREPARE_CFG_KEYS
 
         known = {*inspect.signature(type(self).__init__).parameters, *PREPARE_CFG_KEYS}
-        known |= {*_NOT_APPLIED, *_OTHER_RUNNER_KEYS}
+        known |= set(_OTHER_RUNNER_KEYS)
         # not suggested: 'tta_pipeline' looks like the pipelines every config defines
         suggested = sorted(known - {"tta_pipeline", "cfg"})
         for key in self.cfg:

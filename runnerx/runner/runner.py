@@ -185,14 +185,20 @@ class Runner(MMEngineRunnerAPI):
         self._record_config()
 
     def _build_model(self, model: nn.Module | dict, data_preprocessor: Any, env_cfg: dict) -> Any:
-        """Build the model, initialise its weights (unless they will be loaded), then prepare
-        it for this process: device, sync-BN, activation checkpointing, compile, DDP/FSDP."""
+        """Build the model, initialise its weights (unless they will be loaded), fold frozen
+        BNs into convolutions (``efficient_conv_bn_eval``), then prepare it for this process:
+        device, sync-BN, activation checkpointing, compile, DDP/FSDP."""
         from runnerx.model import build_model
         from runnerx.parallel import PREPARE_CFG_KEYS, prepare_model, unwrap
 
         # weights are initialised before wrapping: DDP broadcasts them, FSDP shards them
         loaded = self._load_from is not None or bool(self._resume)
         model = build_model(model, data_preprocessor, init_weights=not loaded)
+        conv_bn_modules = self.cfg.get("efficient_conv_bn_eval")
+        if conv_bn_modules is not None:  # before compile and wrapping, which keep its forwards
+            from runnerx.model.efficient_conv_bn_eval import turn_on_efficient_conv_bn_eval
+
+            turn_on_efficient_conv_bn_eval(model, conv_bn_modules)
         options = {
             key: self.cfg[key]
             for key in PREPARE_CFG_KEYS

@@ -106,11 +106,10 @@ def test_flexible_runner_imports_from_mmengines_documented_path():
     assert documented is FlexibleRunner
 
 
-def test_efficient_conv_bn_eval_is_named_as_ignored_in_the_log(digits_cfg):
-    digits_cfg.efficient_conv_bn_eval = ["backbone"]
-    runner = Runner.from_cfg(digits_cfg)
-    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
-    assert "efficient_conv_bn_eval=['backbone'] is MMEngine's; runnerx ignores it" in log
+def test_efficient_conv_bn_eval_naming_a_missing_submodule_is_an_error_naming_the_key(digits_cfg):
+    digits_cfg.efficient_conv_bn_eval = ["backbone"]  # DigitsConvNet has none
+    with pytest.raises(AttributeError, match=r"efficient_conv_bn_eval: 'backbone' is not a sub"):
+        Runner.from_cfg(digits_cfg)
 
 
 def test_log_level_debug_logs_what_each_config_built_and_from_where(digits_cfg):
