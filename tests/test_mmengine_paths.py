@@ -363,6 +363,25 @@ COVERED: dict[str, dict[str, str]] = {
         "get_model_complexity_info": "runnerx.analysis.complexity",
         **dict.fromkeys(("parameter_count", "parameter_count_table"), "runnerx.analysis.params"),
     },
+    "mmengine.analysis.complexity_analysis": {
+        **dict.fromkeys(
+            ("ActivationAnalyzer", "FlopAnalyzer", "activation_count", "flop_count"),
+            "runnerx.analysis.analyzers",
+        ),
+        **dict.fromkeys(("parameter_count", "parameter_count_table"), "runnerx.analysis.params"),
+    },
+    "mmengine.analysis.print_helper": {"get_model_complexity_info": "runnerx.analysis.complexity"},
+    "mmengine._strategy": {
+        "BaseStrategy": "runnerx._strategy.base",
+        "SingleDeviceStrategy": "runnerx._strategy.single_device",
+        **dict.fromkeys(
+            ("ColossalAIStrategy", "DDPStrategy", "DeepSpeedStrategy", "FSDPStrategy"),
+            "runnerx._strategy.distributed",
+        ),
+    },
+    "mmengine._strategy.fsdp": {"FSDPStrategy": "runnerx._strategy.distributed"},
+    "mmengine._strategy.deepspeed": {"DeepSpeedStrategy": "runnerx._strategy.distributed"},
+    "mmengine._strategy.colossalai": {"ColossalAIStrategy": "runnerx._strategy.distributed"},
     **{
         path: dict.fromkeys(mmengine_public_names("mmengine.device.utils"), "runnerx.device.utils")
         for path in ("mmengine.device", "mmengine.device.utils")
@@ -496,6 +515,24 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.hub": set(),
     "mmengine.hub.hub": set(),
     "mmengine.analysis": set(),
+    # the text helpers behind get_model_complexity_info: runnerx's report has its own
+    "mmengine.analysis.print_helper": {"complexity_stats_str", "complexity_stats_table"},
+    "mmengine.analysis.complexity_analysis": set(),
+    "mmengine._strategy": set(),
+    "mmengine._strategy.fsdp": set(),
+    # MMEngine's DeepSpeed and ColossalAI engines: runnerx names only their strategies
+    "mmengine._strategy.deepspeed": {
+        "DeepSpeedOptimWrapper",
+        "MMDeepSpeedEngineWrapper",
+        "register_deepspeed_optimizers",
+    },
+    "mmengine._strategy.colossalai": {
+        "ColossalAIModelWrapper",
+        "ColossalAIOptimWrapper",
+        "register_mixed_precisions",
+        "register_optimizers",
+        "register_plugins",
+    },
     "mmengine.device": set(),
     "mmengine.device.utils": set(),
     "mmengine.fileio.io": set(),
