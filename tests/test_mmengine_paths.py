@@ -337,6 +337,25 @@ COVERED: dict[str, dict[str, str]] = {
         "stack_batch": "runnerx.model.base_model.data_preprocessor",
     },
     "mmengine.version": dict.fromkeys(("parse_version_info", "version_info"), "runnerx.version"),
+    "mmengine.infer": {"BaseInferencer": "runnerx.infer.infer"},
+    "mmengine.infer.infer": dict.fromkeys(
+        ("BaseInferencer", "InferencerMeta"), "runnerx.infer.infer"
+    ),
+    "mmengine.visualization.utils": {
+        **dict.fromkeys(
+            ("check_length", "color_str2rgb", "tensor2ndarray", "value2list"),
+            "runnerx.logging.drawing_utils",
+        ),
+        "img_from_canvas": "runnerx.logging.drawing_utils:canvas_rgb",
+        "convert_overlay_heatmap": "runnerx.logging.featmap:heatmap",
+        **dict.fromkeys(
+            ("check_type", "check_type_and_length", "color_val_matplotlib", "wait_continue"),
+            "runnerx.visualization.utils",
+        ),
+    },
+    "mmengine.hooks.naive_visualization_hook": {
+        "NaiveVisualizationHook": "runnerx.hooks.naive_visualization_hook"
+    },
     "mmengine.model.efficient_conv_bn_eval": dict.fromkeys(
         (
             "efficient_conv_bn_eval_control",
@@ -509,6 +528,10 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.model.wrappers.utils": set(),
     "mmengine.model.utils": set(),
     "mmengine.version": set(),
+    "mmengine.infer": set(),
+    "mmengine.infer.infer": set(),
+    "mmengine.visualization.utils": set(),
+    "mmengine.hooks.naive_visualization_hook": set(),
     "mmengine.model.efficient_conv_bn_eval": set(),
     "mmengine.hooks.sync_buffer_hook": set(),
     "mmengine.hooks.test_time_aug_hook": set(),

@@ -126,6 +126,20 @@ def load_checkpoint(
             f"{os.fspath(filename)} holds no state_dict (it holds a "
             f"{type(checkpoint).__name__}, not a dict)"
         )
+    return load_checkpoint_to_model(model, checkpoint, strict, logger, revise_keys)
+
+
+def load_checkpoint_to_model(
+    model: nn.Module,
+    checkpoint: Mapping,
+    strict: bool = False,
+    logger: Any = None,
+    revise_keys: Iterable[tuple[str, str]] = ((r"^module\.", ""),),
+) -> Mapping:
+    """Load a checkpoint already read (its ``state_dict``, or the whole dict if it is a bare
+    state dict) into ``model`` after the ``revise_keys`` substitutions, reporting keys that do
+    not match as a warning (an error with ``strict``); returns ``checkpoint``. MMEngine's
+    ``_load_checkpoint_to_model``, which mmdet's inferencer imports."""
     _load_and_report(model, checkpoint.get("state_dict", checkpoint), strict, logger, revise_keys)
     return checkpoint
 

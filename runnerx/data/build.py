@@ -94,7 +94,7 @@ def build_dataloader(
             batch_sampler_cfg, default_args=dict(sampler=sampler, batch_size=batch_size)
         )
 
-    collate_fn = _resolve_function(
+    collate_fn = resolve_function(
         cfg.pop("collate_fn", None) or pseudo_collate, f"{cfg_key}.collate_fn"
     )
     init_fn = _pop_worker_init_fn(cfg, seed, cfg_key, sampler)
@@ -164,7 +164,7 @@ def _pop_worker_init_fn(cfg: dict[str, Any], seed: int | None, cfg_key: str, sam
     quiet_workers = cfg.pop("disable_subprocess_warning", False)
     if "worker_init_fn" in cfg:
         spec = cfg.pop("worker_init_fn")
-        return None if spec is None else _resolve_function(spec, f"{cfg_key}.worker_init_fn")
+        return None if spec is None else resolve_function(spec, f"{cfg_key}.worker_init_fn")
     if seed is None:
         return None
     return functools.partial(
@@ -178,7 +178,7 @@ def _pop_worker_init_fn(cfg: dict[str, Any], seed: int | None, cfg_key: str, sam
     )
 
 
-def _resolve_function(spec: Any, key_path: str) -> Callable[..., Any]:
+def resolve_function(spec: Any, key_path: str) -> Callable[..., Any]:
     """A function from ``dict(type=name_or_function, **bound_kwargs)`` or a callable."""
     if callable(spec):
         return spec

@@ -12,6 +12,7 @@ from .empty_cache_hook import EmptyCacheHook
 from .hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
 from .iter_timer_hook import IterTimerHook
 from .logger_hook import LoggerHook
+from .naive_visualization_hook import NaiveVisualizationHook
 from .param_scheduler_hook import ParamSchedulerHook
 from .preemption_hook import PREEMPTED_EXIT_CODE, PreemptionHook, preempted_by
 from .prepare_tta_hook import PrepareTTAHook, build_runner_with_tta
@@ -33,6 +34,7 @@ __all__ = [
     "Hook",
     "IterTimerHook",
     "LoggerHook",
+    "NaiveVisualizationHook",
     "ParamSchedulerHook",
     "PreemptionHook",
     "PrepareTTAHook",

@@ -62,7 +62,7 @@ def _show_in_matplotlib(
             stacklevel=4,
         )
         return None
-    _wait_for_key(figure, wait_time, continue_key)
+    wait_for_key(figure, wait_time, continue_key)
     return None
 
 
@@ -83,13 +83,14 @@ def _window(visualizer: Any, win_name: str) -> Any:
     return manager
 
 
-def _wait_for_key(figure: Any, timeout: float, continue_key: str) -> bool:
+def wait_for_key(figure: Any, timeout: float, continue_key: str) -> bool:
     """Wait until ``continue_key`` is pressed, ``timeout`` seconds pass (0: no limit) or the
     window is closed (then True)."""
     from matplotlib.backend_bases import CloseEvent
 
-    figure.show()
     canvas = figure.canvas
+    if canvas.manager is not None:  # a pyplot figure: bring its window up
+        figure.show()
     while True:
         events: list = []
 

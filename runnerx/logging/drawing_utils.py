@@ -1,7 +1,9 @@
 """What the Visualizer's drawing methods share: their arguments as MMEngine takes them (arrays
 or tensors, one value for all items or a list with one per item, colours as matplotlib names
 such as ``'red'`` or ``'g'`` or as RGB tuples of 0-255 values), the drawn figure as an RGB
-array, and OpenCV's weighted sum of two images.
+array, and OpenCV's weighted sum of two images. MMEngine's public helpers of the same kind
+(``tensor2ndarray``, ``value2list``, ``check_length``, ``color_str2rgb``) are here under its
+names; :mod:`runnerx.visualization.utils` gathers all of them at MMEngine's path.
 
 Bad arguments are errors that name the argument (TypeError / ValueError that are also
 MMEngine's AssertionError where it asserts)."""
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 
 from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
@@ -30,10 +33,16 @@ def import_matplotlib() -> Any:
     return matplotlib
 
 
+def tensor2ndarray(value: Any) -> Any:
+    """``value`` as a numpy array if it is a tensor (on any device); anything else as it is."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return value
+
+
 def as_array(value: Any, name: str) -> np.ndarray:
     """``value`` (a numpy array or a tensor on any device) as a numpy array."""
-    if hasattr(value, "detach") and hasattr(value, "cpu"):
-        return value.detach().cpu().numpy()
+    value = tensor2ndarray(value)
     if isinstance(value, np.ndarray):
         return value
     raise TypeAssertionError(
@@ -48,18 +57,30 @@ def check_type(value: Any, types: tuple[type, ...], name: str) -> None:
         raise TypeAssertionError(f"`{name}` should be {expected}, but got {type(value).__name__}")
 
 
+def check_length(name: str, value: Any, valid_length: int) -> None:
+    """Raise an error naming ``name`` if ``value`` is a list of fewer than ``valid_length``
+    entries (anything that is not a list passes)."""
+    if isinstance(value, list) and len(value) < valid_length:
+        raise ValueAssertionError(
+            f"`{name}` has {len(value)} entries for {valid_length} items; give one per item "
+            "or a single value for all"
+        )
+
+
+def value2list(value: Any, valid_type: type | tuple[type, ...], expand_dim: int) -> Any:
+    """``value`` repeated ``expand_dim`` times in a list if it is a ``valid_type``; anything
+    else as it is."""
+    if isinstance(value, valid_type):
+        return [value] * expand_dim
+    return value
+
+
 def per_item(value: Any, single: tuple[type, ...], count: int, name: str) -> list:
     """``value`` as a list with one entry per item: a single value (one of ``single``) is
     repeated ``count`` times; a list must have at least ``count`` entries."""
     check_type(value, (*single, list), name)
-    if isinstance(value, list):
-        if len(value) < count:
-            raise ValueAssertionError(
-                f"`{name}` has {len(value)} entries for {count} items; give one per item "
-                "or a single value for all"
-            )
-        return value
-    return [value] * count
+    check_length(name, value, count)
+    return value2list(value, single, count)
 
 
 def matplotlib_colors(colors: Any, name: str) -> Any:
@@ -81,14 +102,21 @@ def matplotlib_colors(colors: Any, name: str) -> Any:
     )
 
 
+def color_str2rgb(color: str) -> tuple[int, int, int]:
+    """A matplotlib colour name (``'red'``, ``'g'``, ``'#ff8000'``) as an RGB tuple of 0-255
+    ints, each channel scaled and truncated (any alpha is dropped)."""
+    matplotlib = import_matplotlib()
+    red, green, blue = (int(channel * 255) for channel in matplotlib.colors.to_rgb(color))
+    return red, green, blue
+
+
 def rgb_colors(colors: Any, count: int, name: str) -> list[tuple[int, ...]]:
     """One 0-255 RGB tuple per item (a colour name becomes matplotlib's colour, each channel
     scaled to 0-255 and truncated, as MMEngine's masks take it)."""
-    matplotlib = import_matplotlib()
     rgb = []
     for color in per_item(colors, (str, tuple), count, name):
         if isinstance(color, str):
-            color = tuple(int(channel * 255) for channel in matplotlib.colors.to_rgb(color))
+            color = color_str2rgb(color)
         if not isinstance(color, tuple) or len(color) != 3:
             raise ValueAssertionError(
                 f"`{name}`: a colour is a name or an RGB tuple of 3 values, got {color!r}"

@@ -2,8 +2,8 @@
 
 MMEngine colours feature maps with OpenCV (min-max scaling to 0-255, the JET colour map,
 ``addWeighted`` over the image); this module does the same steps with numpy and torch, to
-the same pixels but for one level here and there: one entry of OpenCV's JET table, and
-OpenCV's fixed-point bilinear resize of the image when ``resize_shape`` is given.
+the same pixels but for one level here and there: OpenCV's own rounding of some integer and
+float64 maps, and its fixed-point bilinear resize of the image when ``resize_shape`` is given.
 
 .. code-block:: python
 
@@ -28,13 +28,14 @@ _REDUCTIONS = ("squeeze_mean", "select_max")
 
 # OpenCV's COLORMAP_JET as RGB: each channel rises by 4 levels a step, stays at 255, then
 # falls by 4 (blue from 128 at level 0, green from level 32, red from level 96). OpenCV's own
-# table comes from rounded floats: its blue at level 159 is 1, not 2.
+# table comes from rounded floats: its blue at level 159 is 1, not 2, and so is ours.
 _LEVELS = np.arange(256)[:, None]
 _JET = np.clip(
     np.minimum(4 * _LEVELS + np.array([-382, -128, 128]), np.array([1148, 892, 638]) - 4 * _LEVELS),
     0,
     255,
 ).astype(np.uint8)
+_JET[159, 2] = 1
 
 
 def draw_featmap(
@@ -80,7 +81,7 @@ def draw_featmap(
     if resize_shape is not None:
         featmap = _resize(featmap, resize_shape)
         if image is not None:
-            image = _resize_image(image, resize_shape)
+            image = resize_image(image, resize_shape)
 
     if channel_reduction is not None:
         if channel_reduction not in _REDUCTIONS:
@@ -105,8 +106,14 @@ def draw_featmap(
 
 
 def heatmap(feature: Any, image: np.ndarray | None = None, alpha: float = 0.5) -> np.ndarray:
-    """An H x W (or 1/3 x H x W) feature as an RGB JET heatmap, blended over ``image``."""
+    """An H x W (or 1/3 x H x W) feature as an RGB JET heatmap, blended over ``image`` (RGB,
+    the heatmap's size) with ``alpha``: MMEngine's ``convert_overlay_heatmap``."""
     values = as_array(feature, "featmap")
+    if not (values.ndim == 2 or (values.ndim == 3 and values.shape[0] in (1, 3))):
+        raise ValueAssertionError(
+            f"`feat_map` should be H x W or C x H x W with 1 or 3 channels, but got "
+            f"{tuple(values.shape)}"
+        )
     if values.ndim == 3:
         values = values.transpose(1, 2, 0)
     levels = _min_max_levels(values)
@@ -122,9 +129,11 @@ def heatmap(feature: Any, image: np.ndarray | None = None, alpha: float = 0.5) -
 
 
 def _min_max_levels(values: np.ndarray) -> np.ndarray:
-    """``values`` scaled to 0-255 from their min and max, truncated to uint8, with the
-    precision of OpenCV's ``normalize(NORM_MINMAX)`` (a float32 scale and shift)."""
-    single = values.dtype != np.float64
+    """``values`` scaled to 0-255 from their min and max into their own dtype, then truncated
+    to uint8, as OpenCV's ``normalize(NORM_MINMAX)`` does it (a float32 scale and shift
+    unless float64; integers rounded, as OpenCV converts to them)."""
+    dtype = values.dtype
+    single = dtype != np.float64
     values = values.astype(np.float32) if single else values
     low, high = float(values.min()), float(values.max())
     scale = 255.0 * (1.0 / (high - low)) if high - low > np.finfo(np.float64).eps else 0.0
@@ -132,8 +141,11 @@ def _min_max_levels(values: np.ndarray) -> np.ndarray:
     if single:
         scale = float(np.float32(scale))
         shift = -float(np.float32(low * scale))
-    scaled = (values.astype(np.float64) * scale + shift).astype(values.dtype)
-    return scaled.astype(np.uint8)
+    # OpenCV multiplies and adds float64 in one fused step; long double comes closest to it
+    scaled = values.astype(np.float64 if single else np.longdouble) * scale + shift
+    if np.issubdtype(dtype, np.integer):
+        scaled = np.rint(scaled)
+    return scaled.astype(dtype).astype(np.uint8)
 
 
 def _channel_grid(
@@ -183,7 +195,7 @@ def _resize(featmap: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
     return F.interpolate(featmap[None], tuple(shape), mode="bilinear", align_corners=False)[0]
 
 
-def _resize_image(image: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+def resize_image(image: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Bilinear resize of an RGB image to ``shape`` (H, W), as ``cv2.resize`` samples it
     (pixel centres, no antialiasing); OpenCV's fixed point can round one level apart."""
     channels_first = torch.from_numpy(np.ascontiguousarray(image)).permute(2, 0, 1).float()

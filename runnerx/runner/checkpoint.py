@@ -10,13 +10,16 @@ that imports them from there (see :mod:`runnerx.checkpoint.model_state`)::
 :meth:`CheckpointLoader.load_checkpoint`: a path, an http(s) URL or a registered prefix, read
 safely (``weights_only=True``). ``_load_checkpoint_with_prefix(prefix, filename,
 map_location=None)`` returns one sub-module's weights (see
-:func:`~runnerx.checkpoint.model_state.load_checkpoint_with_prefix`).
+:func:`~runnerx.checkpoint.model_state.load_checkpoint_with_prefix`), and
+``_load_checkpoint_to_model(model, checkpoint, strict=False, logger=None, revise_keys=...)``
+loads a checkpoint already read into a model.
 """
 
 from runnerx.checkpoint.loader import CheckpointLoader, load_from_http, load_from_local
 from runnerx.checkpoint.model_state import (
     get_state_dict,
     load_checkpoint,
+    load_checkpoint_to_model,
     load_checkpoint_with_prefix,
     load_state_dict,
     save_checkpoint,
@@ -26,6 +29,7 @@ from runnerx.checkpoint.runner_state import find_latest_checkpoint
 
 _load_checkpoint = CheckpointLoader.load_checkpoint
 _load_checkpoint_with_prefix = load_checkpoint_with_prefix  # OpenMMLab projects import it
+_load_checkpoint_to_model = load_checkpoint_to_model  # mmdet's DetInferencer imports it
 
 __all__ = [
     "CheckpointLoader",

@@ -272,3 +272,23 @@ def test_load_checkpoint_with_prefix_refuses_a_prefix_no_weight_has(tmp_path):
     with pytest.raises(AssertionError, match="starts with 'neck.'") as error:
         _load_checkpoint_with_prefix("neck", str(path))
     assert isinstance(error.value, ValueError)
+
+
+def test_load_checkpoint_to_model_loads_a_read_checkpoint_as_mmengines_does():
+    from mmengine.runner.checkpoint import _load_checkpoint_to_model as theirs
+
+    from runnerx.runner.checkpoint import _load_checkpoint_to_model as ours
+
+    source = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
+    wrapped = {f"module.{key}": value for key, value in source.state_dict().items()}  # DDP's
+    for checkpoint in ({"state_dict": wrapped, "meta": {"epoch": 3}}, dict(wrapped)):
+        mine, reference = (
+            nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)),
+            nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)),
+        )
+        assert ours(mine, checkpoint) is checkpoint and theirs(reference, checkpoint) is checkpoint
+        for key, value in source.state_dict().items():
+            assert torch.equal(mine.state_dict()[key], value)
+            assert torch.equal(reference.state_dict()[key], value)
+    with pytest.raises(RuntimeError, match=r"Missing key\(s\).*\"2.weight\""):  # strict
+        ours(nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2), nn.Linear(2, 1)), wrapped, strict=True)

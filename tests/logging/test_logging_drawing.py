@@ -149,9 +149,9 @@ def test_drawing_out_of_the_image_warns():
         visualizer.draw_texts("x", np.array([5, 48]))
 
 
-# the heatmaps' pixels may be one level apart: OpenCV's JET table has blue 1 at level 159
-# (its table is rounded floats; ours the exact ramps, 2), and with resize_shape OpenCV
-# resizes the image in fixed point where ours rounds torch's bilinear result
+# the heatmaps' pixels may be one level apart: OpenCV scales some dtypes with fused arithmetic,
+# and with resize_shape it resizes the image in fixed point where ours rounds torch's bilinear
+# result
 FEATMAPS = {
     "mean": ((), {}),
     "mean_over_image": ((image(3, 12, 16),), {"alpha": 0.3}),
@@ -185,8 +185,7 @@ def test_heatmap_colours_are_opencvs_jet():
     levels = np.arange(256, dtype=np.float32).reshape(16, 16)  # min-max scaling keeps them
     ours = heatmap(levels).reshape(256, 3).astype(int)
     opencv = cv2.applyColorMap(np.arange(256, dtype=np.uint8), cv2.COLORMAP_JET)[0, :, ::-1]
-    assert [tuple(at) for at in np.argwhere(ours != opencv)] == [(159, 2)]
-    assert abs(ours[159, 2] - int(opencv[159, 2])) == 1
+    assert np.array_equal(ours, opencv)
     # a constant map is level 0 everywhere, as OpenCV scales it
     assert np.array_equal(heatmap(torch.full((3, 4), 7.0)), np.broadcast_to(opencv[0], (3, 4, 3)))
 
