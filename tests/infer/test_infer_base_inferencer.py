@@ -35,7 +35,7 @@ class DigitsInferencer(BaseInferencer):
         def to_sample(image):
             image = np.load(image) if isinstance(image, str) else image
             inputs = torch.as_tensor(image, dtype=torch.float32).reshape(1, 8, 8)
-            return dict(inputs=inputs, data_samples=-1)  # the model echoes a label: none known
+            return dict(inputs=inputs)  # no label: DigitsConvNet predicts without one
 
         return to_sample
 

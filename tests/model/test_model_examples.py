@@ -49,6 +49,9 @@ def test_digits_convnet_outputs_per_mode():
     assert predictions["pred_score"].shape == (5, 7)
     assert torch.allclose(predictions["pred_score"].sum(1), torch.ones(5))
     assert predictions["gt_label"] is labels
+    unlabelled = model(inputs, mode="predict")  # inference: scores only
+    assert set(unlabelled) == {"pred_score"}
+    assert torch.equal(unlabelled["pred_score"], predictions["pred_score"])
     # labels as pseudo_collate gives them: a list of ints or of 0-dim tensors
     as_ints = model(inputs, labels.tolist(), mode="loss")["loss"]
     as_tensors = model(inputs, list(labels), mode="loss")["loss"]

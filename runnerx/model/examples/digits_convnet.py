@@ -22,7 +22,8 @@ class DigitsConvNet(BaseModel):
         model = dict(type='DigitsConvNet', channels=(16, 32), num_classes=10)
 
     ``'tensor'`` gives logits; ``'loss'`` gives ``dict(loss=cross_entropy)``; ``'predict'``
-    gives ``dict(pred_score=softmax Tensor[B, C], gt_label=Tensor[B])``.
+    gives ``dict(pred_score=softmax Tensor[B, C], gt_label=Tensor[B])`` (without ``gt_label``
+    when no labels are given, as in inference).
     """
 
     def __init__(
@@ -49,6 +50,8 @@ class DigitsConvNet(BaseModel):
         logits = self.classifier(self.features(inputs.reshape(-1, 1, 8, 8)))
         if mode == "tensor":
             return logits
+        if mode == "predict" and data_samples is None:  # inference: no labels to give back
+            return dict(pred_score=logits.softmax(dim=1))
         labels = as_label_tensor(data_samples, logits.device)
         if mode == "loss":
             return dict(loss=F.cross_entropy(logits, labels))
