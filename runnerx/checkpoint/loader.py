@@ -24,6 +24,8 @@ import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import torch
+
 from runnerx.dist import barrier, get_local_rank, get_world_size
 from runnerx.fileio import get_file_backend
 from runnerx.fileio.backends import prefix_to_backends
@@ -87,29 +89,44 @@ class CheckpointLoader:
 
     @classmethod
     def load_checkpoint(
-        cls, filename: str | os.PathLike, map_location: Any = None, logger: Any = "current"
+        cls,
+        filename: str | os.PathLike,
+        map_location: Any = None,
+        logger: Any = "current",
+        *,
+        unsafe_load: bool = False,
     ) -> Any:
         """Read the checkpoint ``filename`` names (a path, a URL, a registered prefix).
-        ``logger`` is accepted for MMEngine's callers; messages go to the run's log."""
+        ``logger`` is accepted for MMEngine's callers; messages go to the run's log.
+        ``unsafe_load=True`` (a run's ``unsafe_load``) lets runnerx's own readers unpickle
+        everything, for files you trust; a registered reader loads as it loads."""
         filename = os.fspath(filename)
-        return cls._get_checkpoint_loader(filename)(filename, map_location)
+        reader = cls._get_checkpoint_loader(filename)
+        if unsafe_load and reader in _OWN_READERS:
+            return reader(filename, map_location, unsafe_load=True)
+        return reader(filename, map_location)
 
 
-def load_from_local(filename: str, map_location: Any = None) -> Any:
+def load_from_local(filename: str, map_location: Any = None, unsafe_load: bool = False) -> Any:
     """A local file, read safely (see :func:`runnerx.checkpoint.load_checkpoint`)."""
-    return load_local_checkpoint(os.path.expanduser(filename), map_location=map_location)
+    return load_local_checkpoint(
+        os.path.expanduser(filename), map_location=map_location, unsafe_load=unsafe_load
+    )
 
 
-def load_from_backend(filename: str, map_location: Any = None) -> Any:
+def load_from_backend(filename: str, map_location: Any = None, unsafe_load: bool = False) -> Any:
     """A name whose URI prefix a registered storage backend serves: through the backend's
     ``get_local_path`` when it has one, else its ``get`` into memory; read safely either way."""
     backend = get_file_backend(filename, enable_singleton=True)
     local_path = getattr(backend, "get_local_path", None)
     if callable(local_path):
         with local_path(filename) as path:
-            return load_from_local(os.fspath(path), map_location)
+            return load_from_local(os.fspath(path), map_location, unsafe_load)
+    buffer = _NamedBuffer(backend.get(filename), filename)
     try:
-        return load_weights_only(_NamedBuffer(backend.get(filename), filename), map_location)
+        if unsafe_load:
+            return torch.load(buffer, map_location=map_location, weights_only=False)
+        return load_weights_only(buffer, map_location)
     except RuntimeError as error:
         if "PytorchStreamReader" not in str(error):
             raise
@@ -127,7 +144,9 @@ class _NamedBuffer(io.BytesIO):
         return self.name
 
 
-def load_from_http(filename: str, map_location: Any = None, model_dir: str | None = None) -> Any:
+def load_from_http(
+    filename: str, map_location: Any = None, model_dir: str | None = None, unsafe_load: bool = False
+) -> Any:
     """An http(s) URL: downloaded once into ``model_dir`` (torch's hub cache by default, see
     :func:`runnerx.utils.dl_utils.load_url`), by the first process of each machine while the
     others wait, then read safely."""
@@ -135,12 +154,18 @@ def load_from_http(filename: str, map_location: Any = None, model_dir: str | Non
 
     local_rank = get_local_rank()
     if local_rank == 0:
-        checkpoint = load_url(filename, model_dir, map_location, progress=False)
+        checkpoint = load_url(
+            filename, model_dir, map_location, progress=False, unsafe_load=unsafe_load
+        )
     if get_world_size() > 1:
         barrier()
     if local_rank > 0:
-        checkpoint = load_url(filename, model_dir, map_location, progress=False)
+        checkpoint = load_url(
+            filename, model_dir, map_location, progress=False, unsafe_load=unsafe_load
+        )
     return checkpoint
 
 
 CheckpointLoader.register_scheme(("http://", "https://"), load_from_http)
+#: the readers that take ``unsafe_load`` (a user's registered reader loads as it loads)
+_OWN_READERS = (load_from_local, load_from_backend, load_from_http)

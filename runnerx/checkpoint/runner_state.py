@@ -168,7 +168,8 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
         checkpoint = load_sharded_checkpoint(path, runner.model)
         runner.logger.info(f"loaded weights from the sharded checkpoint {path}")
         return checkpoint
-    checkpoint = CheckpointLoader.load_checkpoint(path)  # a path or an http(s) URL
+    # a path, an http(s) URL or a store's name; unsafe only for a run that opted in
+    checkpoint = CheckpointLoader.load_checkpoint(path, unsafe_load=runner.unsafe_load)
     missing, unexpected = load_model_weights(
         _weights_target(runner.unwrapped_model), checkpoint, strict, revise_keys
     )

@@ -102,6 +102,9 @@ def test_a_checkpoint_from_a_backend_is_loaded_safely(stores, prefix):
         CheckpointLoader.load_checkpoint(name)
     if prefix == "mem":  # read from memory: the error names the URI, not a buffer
         assert f"refused to load the checkpoint {name}:" in str(caught.value)
+    # the opt-in of a run (unsafe_load) reaches runnerx's readers, stores included
+    loaded = CheckpointLoader.load_checkpoint(name, unsafe_load=True)
+    assert isinstance(loaded["payload"], Opaque)
 
 
 def test_truncated_bytes_from_a_backend_are_named(stores, weights):

@@ -130,3 +130,34 @@ def test_a_torn_file_is_reported_as_incomplete(tmp_path):
         load_checkpoint(torn)
     with pytest.raises(FileNotFoundError, match="missing.pth"):
         load_checkpoint(tmp_path / "missing.pth")
+
+
+class Opaque:
+    """An object a safe load must not rebuild (a trusted checkpoint's extra)."""
+
+
+def test_a_runs_unsafe_load_reaches_load_from_and_resume(make_runner):
+    trained = make_runner(max_epochs=1)
+    trained.train()
+    source = os.path.join(trained.work_dir, "epoch_1.pth")
+    checkpoint = torch.load(source, weights_only=False)
+    checkpoint["extra"] = Opaque()
+    trusted = os.path.join(trained.work_dir, "trusted.pth")
+    torch.save(checkpoint, trusted)
+    weights = trained.model.state_dict()
+
+    with pytest.raises(UnsafeCheckpointError, match="Opaque"):
+        refused = make_runner(max_epochs=1, work_dir=f"{trained.work_dir}_no", load_from=trusted)
+        refused.load_or_resume()
+    for resume in (False, True):
+        runner = make_runner(
+            max_epochs=2,
+            work_dir=f"{trained.work_dir}_{resume}",
+            load_from=trusted,
+            resume=resume,
+            unsafe_load=True,
+        )
+        runner.load_or_resume()
+        assert runner.iter == (checkpoint["meta"]["iter"] if resume else 0)
+        for key, value in weights.items():
+            assert torch.equal(runner.model.state_dict()[key], value)
