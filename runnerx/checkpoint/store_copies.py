@@ -28,12 +28,20 @@ class CheckpointCopies:
 
     def upload(self, local_path: str, logger: Any) -> str:
         """Copy the checkpoint ``local_path`` into the folder (under its file name), log it
-        and return where it went."""
+        and return where it went. A failure is logged at once (it runs on the writer thread,
+        whose errors reach the run only when it waits for its writes) and raised."""
         name = os.path.basename(os.path.normpath(local_path))
         target = store_path(self.backend, self.folder, name)
-        if os.path.isdir(local_path):  # a folder copy does not replace an older one
-            self.remove(name, logger=None)
-        upload(self.backend, local_path, target)
+        try:
+            if os.path.isdir(local_path):  # a folder copy does not replace an older one
+                self.remove(name, logger=None)
+            upload(self.backend, local_path, target)
+        except Exception as error:
+            logger.error(
+                f"Uploading the checkpoint {local_path} to {target} failed "
+                f"({type(error).__name__}: {error}); the local checkpoint is complete and kept."
+            )
+            raise
         logger.info(f"The checkpoint {local_path} is uploaded to {target}.")
         return target
 
