@@ -1,0 +1,67 @@
+"""Checkpoints copied to a storage backend's ``out_dir`` by two real ranks (spawned
+processes, gloo, CPU): only rank 0 writes to the store, once each checkpoint is complete."""
+
+import os
+from pathlib import Path
+
+import torch
+
+from runnerx import Config
+from runnerx.fileio import BaseStorageBackend, register_backend
+from runnerx.runner import Runner
+
+ROOT = Path(__file__).parents[2]
+PREFIX = "store://"
+
+
+class CountingDirStore(BaseStorageBackend):
+    """``store://<rel>`` is the file ``<STORE_ROOT>/<rel>``; counts this process's writes."""
+
+    writes = 0
+
+    def _file(self, filepath) -> str:
+        return os.path.join(os.environ["STORE_ROOT"], str(filepath)[len(PREFIX) :])
+
+    def get(self, filepath) -> bytes:
+        with open(self._file(filepath), "rb") as file:
+            return file.read()
+
+    def get_text(self, filepath, encoding="utf-8") -> str:
+        return self.get(filepath).decode(encoding)
+
+    def put(self, obj: bytes, filepath) -> None:
+        type(self).writes += 1
+        path = self._file(filepath)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as file:
+            file.write(obj)
+
+    def isfile(self, filepath) -> bool:
+        return os.path.isfile(self._file(filepath))
+
+    def remove(self, filepath) -> None:
+        os.remove(self._file(filepath))
+
+
+def run_rank(rank, out_dir):
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), STORE_ROOT=f"{out_dir}/store")
+    torch.set_num_threads(1)
+    register_backend("countingdir", CountingDirStore, prefixes="store")
+    cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+    cfg.work_dir = f"{out_dir}/work"
+    cfg.launcher = "pytorch"
+    cfg.merge_from_dict({"train_cfg.max_epochs": 2, "param_scheduler.1.end": 2})
+    cfg.default_hooks.checkpoint = dict(
+        type="CheckpointHook", interval=1, max_keep_ckpts=1, out_dir=f"{PREFIX}ckpts"
+    )
+    Runner.from_cfg(cfg).train()
+    return CountingDirStore.writes
+
+
+def test_rank_zero_alone_copies_each_complete_checkpoint_to_the_store(tmp_path, spawn_ranks):
+    writes = spawn_ranks(run_rank, tmp_path, 2, timeout=240)
+    assert writes == [2, 0]  # epoch_1 and epoch_2, by rank 0 only
+    local, stored = tmp_path / "work", tmp_path / "store" / "ckpts" / "work"
+    assert sorted(path.name for path in stored.iterdir()) == ["epoch_2.pth"]  # max_keep_ckpts
+    assert (stored / "epoch_2.pth").read_bytes() == (local / "epoch_2.pth").read_bytes()
+    assert not (local / "epoch_1.pth").exists()
