@@ -20,11 +20,13 @@ __all__ = ["CheckpointCopies"]
 
 class CheckpointCopies:
     """The copies of a run's checkpoints in ``folder`` of a storage backend: ``upload`` one
-    once it is complete in the work dir, ``remove`` the copy of one the hook removes."""
+    once it is complete in the work dir, ``remove`` the copy of one the hook removes. While
+    the newest upload has failed, the store keeps its older copies."""
 
     def __init__(self, backend: BaseStorageBackend, folder: str) -> None:
         self.backend = backend
         self.folder = folder
+        self.upload_failed = False  # the newest upload failed
 
     def upload(self, local_path: str, logger: Any) -> str:
         """Copy the checkpoint ``local_path`` into the folder (under its file name), log it
@@ -34,25 +36,37 @@ class CheckpointCopies:
         target = store_path(self.backend, self.folder, name)
         try:
             if os.path.isdir(local_path):  # a folder copy does not replace an older one
-                self.remove(name, logger=None)
+                self._delete(target)
             upload(self.backend, local_path, target)
         except Exception as error:
+            self.upload_failed = True
             logger.error(
                 f"Uploading the checkpoint {local_path} to {target} failed "
-                f"({type(error).__name__}: {error}); the local checkpoint is complete and kept."
+                f"({type(error).__name__}: {error}); the local checkpoint is complete and "
+                "kept, and so are the store's older copies."
             )
             raise
+        self.upload_failed = False
         logger.info(f"The checkpoint {local_path} is uploaded to {target}.")
         return target
 
     def remove(self, name: str, logger: Any) -> None:
-        """Remove the copy of the checkpoint file (or folder) ``name``, if there is one."""
+        """Remove the copy of the checkpoint file (or folder) ``name``, if there is one, unless
+        the newest upload failed (then the store keeps it)."""
         target = store_path(self.backend, self.folder, name)
+        if self.upload_failed:
+            if self.backend.isfile(target):
+                logger.warning(f"Kept its copy {target}: the newest checkpoint is not there.")
+            return
+        if self._delete(target):
+            logger.info(f"Removed its copy {target} too.")
+
+    def _delete(self, target: str) -> bool:
+        """Delete the file or folder ``target`` of the store; False if there is none."""
         if self.backend.isfile(target):
             self.backend.remove(target)
         elif has_method(self.backend, "isdir") and self.backend.isdir(target):
             self.backend.rmtree(target)
         else:
-            return
-        if logger is not None:
-            logger.info(f"Removed its copy {target} too.")
+            return False
+        return True

@@ -117,22 +117,30 @@ def test_checkpoints_are_copied_once_complete_and_old_ones_go_from_both(make_run
     assert f"Removed its copy {PREFIX}ckpts/work/best_scripted_score_epoch_1.pth" in log
 
 
-def test_a_failed_upload_is_logged_and_fails_the_run_at_its_end(make_runner, store, monkeypatch):
-    def refuse(self, src, dst):
-        raise ConnectionError("the store is down")
+def test_a_failed_upload_is_logged_keeps_the_older_copy_and_fails_the_run_at_its_end(
+    make_runner, store, monkeypatch
+):
+    copy = DirStoreBackend.copyfile_from_local
 
-    monkeypatch.setattr(DirStoreBackend, "copyfile_from_local", refuse)
-    runner = make_runner({"interval": 1, "out_dir": "store://ckpts"}, max_epochs=1)
+    def refuse_the_second(self, src, dst):
+        if src.endswith("epoch_2.pth"):
+            raise ConnectionError("the store is down")
+        return copy(self, src, dst)
+
+    monkeypatch.setattr(DirStoreBackend, "copyfile_from_local", refuse_the_second)
+    runner = make_runner({"interval": 1, "max_keep_ckpts": 1, "out_dir": "store://ckpts"})
     with pytest.raises(ConnectionError, match="the store is down"):
         runner.train()  # the writer thread's error, when the run waits for its writes
-    assert os.path.isfile(os.path.join(runner.work_dir, "epoch_1.pth"))  # kept locally
-    assert not (store / "ckpts").exists()
+    assert pth_files(runner.work_dir) == ["epoch_2.pth"]  # complete and kept locally
+    assert pth_files(store / "ckpts" / "work") == ["epoch_1.pth"]  # the older copy is kept
+    log = log_text(runner)
     # logged by the writer thread as it failed, with what is safe
     assert (
-        f"Uploading the checkpoint {os.path.join(runner.work_dir, 'epoch_1.pth')} to "
-        f"{PREFIX}ckpts/work/epoch_1.pth failed (ConnectionError: the store is down); the local "
-        "checkpoint is complete and kept."
-    ) in log_text(runner)
+        f"Uploading the checkpoint {os.path.join(runner.work_dir, 'epoch_2.pth')} to "
+        f"{PREFIX}ckpts/work/epoch_2.pth failed (ConnectionError: the store is down); the local "
+        "checkpoint is complete and kept, and so are the store's older copies."
+    ) in log
+    assert f"Kept its copy {PREFIX}ckpts/work/epoch_1.pth" in log
 
 
 def test_resume_reads_the_work_dir_and_max_keep_ckpts_carries_over_in_both(make_runner, store):
