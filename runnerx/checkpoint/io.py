@@ -50,15 +50,21 @@ def load_checkpoint(
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint not found: {path}")
+    return read_checkpoint(path, path, map_location, unsafe_load)
+
+
+def read_checkpoint(source: Any, name: str, map_location: Any, unsafe_load: bool) -> Any:
+    """``torch.load`` of ``source`` (a path or a file object), safely unless ``unsafe_load``;
+    a file that is not a whole checkpoint is a RuntimeError naming ``name``."""
     try:
         if unsafe_load:
-            return torch.load(path, map_location=map_location, weights_only=False)
-        return load_weights_only(path, map_location)
+            return torch.load(source, map_location=map_location, weights_only=False)
+        return load_weights_only(source, map_location)
     except RuntimeError as error:
         if "PytorchStreamReader" not in str(error):
             raise
         raise RuntimeError(
-            f"{path} is not a complete checkpoint (truncated or not written by torch.save): {error}"
+            f"{name} is not a complete checkpoint (truncated or not written by torch.save): {error}"
         ) from error
 
 

@@ -24,15 +24,13 @@ import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import torch
-
 from runnerx.dist import barrier, get_local_rank, get_world_size
 from runnerx.fileio import get_file_backend
 from runnerx.fileio.backends import prefix_to_backends
 from runnerx.fileio.backends.registry_utils import uri_prefix
 
 from .io import load_checkpoint as load_local_checkpoint
-from .safe_load import load_weights_only
+from .io import read_checkpoint
 
 Reader = Callable[[str, Any], Any]
 
@@ -123,14 +121,7 @@ def load_from_backend(filename: str, map_location: Any = None, unsafe_load: bool
         with local_path(filename) as path:
             return load_from_local(os.fspath(path), map_location, unsafe_load)
     buffer = _NamedBuffer(backend.get(filename), filename)
-    try:
-        if unsafe_load:
-            return torch.load(buffer, map_location=map_location, weights_only=False)
-        return load_weights_only(buffer, map_location)
-    except RuntimeError as error:
-        if "PytorchStreamReader" not in str(error):
-            raise
-        raise RuntimeError(f"{filename} is not a complete checkpoint: {error}") from error
+    return read_checkpoint(buffer, filename, map_location, unsafe_load)
 
 
 class _NamedBuffer(io.BytesIO):

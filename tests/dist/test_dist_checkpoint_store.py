@@ -7,46 +7,17 @@ from pathlib import Path
 import torch
 
 from runnerx import Config
-from runnerx.fileio import BaseStorageBackend, register_backend
+from runnerx.fileio import register_backend
 from runnerx.runner import Runner
+from tests.fileio.dir_store import PREFIX, DirStoreBackend
 
 ROOT = Path(__file__).parents[2]
-PREFIX = "store://"
-
-
-class CountingDirStore(BaseStorageBackend):
-    """``store://<rel>`` is the file ``<STORE_ROOT>/<rel>``; counts this process's writes."""
-
-    writes = 0
-
-    def _file(self, filepath) -> str:
-        return os.path.join(os.environ["STORE_ROOT"], str(filepath)[len(PREFIX) :])
-
-    def get(self, filepath) -> bytes:
-        with open(self._file(filepath), "rb") as file:
-            return file.read()
-
-    def get_text(self, filepath, encoding="utf-8") -> str:
-        return self.get(filepath).decode(encoding)
-
-    def put(self, obj: bytes, filepath) -> None:
-        type(self).writes += 1
-        path = self._file(filepath)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as file:
-            file.write(obj)
-
-    def isfile(self, filepath) -> bool:
-        return os.path.isfile(self._file(filepath))
-
-    def remove(self, filepath) -> None:
-        os.remove(self._file(filepath))
 
 
 def run_rank(rank, out_dir):
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), STORE_ROOT=f"{out_dir}/store")
     torch.set_num_threads(1)
-    register_backend("countingdir", CountingDirStore, prefixes="store")
+    register_backend("dirstore", DirStoreBackend, prefixes="store")
     cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
     cfg.work_dir = f"{out_dir}/work"
     cfg.launcher = "pytorch"
@@ -55,7 +26,7 @@ def run_rank(rank, out_dir):
         type="CheckpointHook", interval=1, max_keep_ckpts=1, out_dir=f"{PREFIX}ckpts"
     )
     Runner.from_cfg(cfg).train()
-    return CountingDirStore.writes
+    return DirStoreBackend.writes
 
 
 def test_rank_zero_alone_copies_each_complete_checkpoint_to_the_store(tmp_path, spawn_ranks):

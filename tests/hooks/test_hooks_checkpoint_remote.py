@@ -12,61 +12,18 @@ import os
 import pytest
 import torch
 
-from runnerx.fileio import BaseStorageBackend, register_backend
+from runnerx.fileio import register_backend
 
 # The checkpoint tests' Runner factory (a tiny classifier, a scripted metric), imported as a
 # fixture: the test functions' make_runner argument is it (hence the file-wide F811).
 from tests.checkpoint.conftest import make_runner  # noqa: F401
-
-PREFIX = "store://"
-
-
-class DirStoreBackend(BaseStorageBackend):
-    """An object store stand-in: the key ``store://<rel>`` is the file ``<root>/<rel>``. It has
-    what object stores' backends have (no folders, no get_local_path)."""
-
-    root = ""  # set by the store fixture
-
-    def _file(self, filepath) -> str:
-        filepath = str(filepath)
-        assert filepath.startswith(PREFIX), filepath
-        return os.path.join(self.root, filepath[len(PREFIX) :])
-
-    def get(self, filepath) -> bytes:
-        with open(self._file(filepath), "rb") as file:
-            return file.read()
-
-    def get_text(self, filepath, encoding="utf-8") -> str:
-        return self.get(filepath).decode(encoding)
-
-    def put(self, obj: bytes, filepath) -> None:
-        path = self._file(filepath)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as file:
-            file.write(obj)
-
-    def exists(self, filepath) -> bool:
-        return os.path.exists(self._file(filepath))
-
-    def isfile(self, filepath) -> bool:
-        return os.path.isfile(self._file(filepath))
-
-    def remove(self, filepath) -> None:
-        os.remove(self._file(filepath))
-
-    def join_path(self, filepath, *filepaths) -> str:
-        return "/".join([str(filepath).rstrip("/"), *filepaths])
-
-    def copyfile_from_local(self, src, dst) -> str:
-        with open(src, "rb") as file:
-            self.put(file.read(), dst)
-        return dst
+from tests.fileio.dir_store import PREFIX, DirStoreBackend
 
 
 @pytest.fixture
-def store(tmp_path, restore_backends):
+def store(tmp_path, restore_backends, monkeypatch):
     """The folder behind ``store://``, with DirStoreBackend registered for the prefix."""
-    DirStoreBackend.root = str(tmp_path / "store")
+    monkeypatch.setenv("STORE_ROOT", str(tmp_path / "store"))
     register_backend("dirstore", DirStoreBackend, prefixes="store")
     return tmp_path / "store"
 
