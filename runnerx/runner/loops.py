@@ -300,6 +300,9 @@ class EpochBasedTrainLoop(_TrainLoop):
             return
         runner.call_hook("after_train_epoch")
         self._epoch += 1
+        # the next pass starts here: a checkpoint saved before it does (the periodic one saved
+        # again for a new best, after validation) must not skip its batches when resumed
+        self._pass_start_iter = self._iter
 
 
 @LOOPS.register_module()

@@ -90,12 +90,12 @@ class Runner(MMEngineRunnerAPI):
         self.log_dir = os.path.join(self.work_dir, self.timestamp)
         self._experiment_name = experiment_name or self._default_experiment_name()
 
-        self._init_logging(log_level, log_processor, visualizer)
         self.default_scope = None
-        if default_scope is not None:
+        if default_scope is not None:  # before the visualizer: it may be the scope's own
             self.default_scope = DefaultScope.get_instance(
                 self._experiment_name, scope_name=default_scope
             )
+        self._init_logging(log_level, log_processor, visualizer)
 
         self._load_from = load_from
         self._resume = resume

@@ -11,7 +11,9 @@ from torch import nn
 from runnerx import HOOKS, LOOPS, MODELS
 from runnerx.hooks import Hook, get_priority
 from runnerx.optim import OptimWrapper
+from runnerx.registry import VISUALIZERS, Registry
 from runnerx.runner import IterBasedTrainLoop, Runner
+from runnerx.visualization import Visualizer
 
 
 def iteration_based(cfg, train_cfg):
@@ -210,3 +212,24 @@ def test_wrap_forward_gives_the_same_outputs_and_gradients():
     assert saved["wrapped"] < saved["plain"]  # activations are recomputed, not kept
     for ours, theirs in zip(wrapped.parameters(), plain.parameters(), strict=True):
         torch.testing.assert_close(ours.grad, theirs.grad)
+
+
+# a package's registry module (mmdet.registry): a child of the root VISUALIZERS in its own
+# scope, holding the package's visualizer
+PACKAGE_VISUALIZERS = Registry("visualizer", parent=VISUALIZERS, scope="contract_vis_pkg")
+
+
+@PACKAGE_VISUALIZERS.register_module()
+class PackageVisualizer(Visualizer):
+    """A task visualizer registered only in its package's scope (as DetLocalVisualizer)."""
+
+
+def test_the_visualizer_is_built_in_the_configs_default_scope(digits_cfg):
+    """MMEngine sets the default scope before it builds the visualizer, so a package's
+    configs name their own visualizer without a scope prefix."""
+    digits_cfg.default_scope = "contract_vis_pkg"
+    digits_cfg.visualizer = dict(
+        type="PackageVisualizer", vis_backends=[dict(type="LocalVisBackend")]
+    )
+    runner = Runner.from_cfg(digits_cfg)
+    assert type(runner.visualizer) is PackageVisualizer

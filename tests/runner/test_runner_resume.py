@@ -277,6 +277,23 @@ def test_a_checkpoint_saved_while_validating_is_not_validated_again(tmp_path):
     assert validated == [2, 3]
 
 
+def test_a_checkpoint_saved_again_for_a_new_best_resumes_the_next_epoch_in_full(tmp_path):
+    """Validation 1 is always a new best, so epoch_1.pth is written again after it, once the
+    epoch has ended; a resume from it trains epochs 2 and 3 in full (it skipped epoch 2's
+    batches when the data position still counted the finished pass)."""
+    changes = {"default_hooks.checkpoint.save_best": "auto"}
+    straight = plateau_cfg(tmp_path / "straight", **changes)
+    expected, _, _ = train_counting(straight)
+    checkpoint = Path(straight.work_dir) / "epoch_1.pth"
+    saved = torch.load(checkpoint, weights_only=True)
+    assert saved["meta"]["validated_at"] == 1  # the copy written after validation 1
+    resumed_cfg = plateau_cfg(tmp_path / "resumed", **changes)
+    resumed_cfg.resume = str(checkpoint)
+    resumed, validated, _ = train_counting(resumed_cfg)
+    assert validated == [2, 3]
+    assert_same(expected, resumed)
+
+
 def test_an_iteration_based_resume_runs_the_validation_its_checkpoint_missed(tmp_path):
     changes = {
         "train_cfg": dict(_delete_=True, by_epoch=False, max_iters=60, val_interval=20),
