@@ -1,0 +1,3 @@
+from .inferencer import MiniDetInferencer
+
+__all__ = ["MiniDetInferencer"]

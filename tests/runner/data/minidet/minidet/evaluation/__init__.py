@@ -1,0 +1,3 @@
+from .metric import BoxIoUAccuracy
+
+__all__ = ["BoxIoUAccuracy"]

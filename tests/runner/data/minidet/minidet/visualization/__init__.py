@@ -1,0 +1,3 @@
+from .visualizer import MiniDetVisualizer
+
+__all__ = ["MiniDetVisualizer"]
