@@ -43,7 +43,9 @@ class ClearMLVisBackend(ScalarWiseVisBackend):
     whose names end with one of ``artifact_suffix`` (MMEngine's default takes the dumped
     config and the ``.pth`` checkpoints) as artifacts named after the file, then closes the
     task. It waits for each upload (MMEngine does not, and an offline session could be
-    closed before it recorded the last one).
+    closed before it recorded the last one). ``Task.init`` reseeds the random number
+    generators; here they are put back as they were, so that the run's ``randomness.seed``
+    holds (MMEngine's run goes on with ClearML's seed).
 
     .. code-block:: python
 
@@ -76,7 +78,13 @@ class ClearMLVisBackend(ScalarWiseVisBackend):
             clearml = _import_tracker(
                 "ClearMLVisBackend", "clearml", "pip install clearml", "clearml"
             )
+            # Task.init seeds Python's, NumPy's and torch's generators (with 1337 unless told
+            # otherwise), which would silently change a seeded run's weights and data order
+            from runnerx.runner.environment import capture_rng_state, restore_rng_state
+
+            state = capture_rng_state()
             self._task = clearml.Task.init(**self._init_kwargs)
+            restore_rng_state(state)
             self._clearml = clearml
         return self._task
 

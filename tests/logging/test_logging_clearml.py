@@ -210,3 +210,20 @@ def test_an_image_is_reported_at_its_step(tmp_path, clearml):
         stored = np.asarray(Image.open(path).convert("RGB")).astype(int)
         assert stored.shape == image.shape
         assert np.abs(stored - image).mean() < 8
+
+
+def test_starting_the_task_leaves_the_runs_random_state_as_it_was(tmp_path, clearml):
+    import random
+
+    import numpy as np
+    import torch
+
+    torch.manual_seed(42), np.random.seed(42), random.seed(42)
+    expected = (torch.rand(3), np.random.rand(3), random.random())
+    torch.manual_seed(42), np.random.seed(42), random.seed(42)
+    backend = ClearMLVisBackend(init_kwargs=dict(project_name="digits", task_name="rng", **QUIET))
+    backend.add_scalar("loss", 1.0, step=1)  # Task.init, which seeds the generators itself
+    drawn = (torch.rand(3), np.random.rand(3), random.random())
+    backend.close()
+    assert torch.equal(drawn[0], expected[0])
+    assert np.array_equal(drawn[1], expected[1]) and drawn[2] == expected[2]
