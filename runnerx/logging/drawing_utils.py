@@ -89,11 +89,7 @@ def matplotlib_colors(colors: Any, name: str) -> Any:
     if isinstance(colors, str):
         return colors
     if isinstance(colors, tuple):
-        if len(colors) != 3 or not all(0 <= channel <= 255 for channel in colors):
-            raise ValueAssertionError(
-                f"`{name}`: an RGB colour is a tuple of 3 values in 0-255, got {colors!r}"
-            )
-        return tuple(channel / 255 for channel in colors)
+        return tuple(channel / 255 for channel in checked_rgb(colors, name))
     if isinstance(colors, list):
         return [matplotlib_colors(color, name) for color in colors]
     raise TypeAssertionError(
@@ -117,14 +113,21 @@ def rgb_colors(colors: Any, count: int, name: str) -> list[tuple[int, ...]]:
     for color in per_item(colors, (str, tuple), count, name):
         if isinstance(color, str):
             color = color_str2rgb(color)
-        if not isinstance(color, tuple) or len(color) != 3:
+        if not isinstance(color, tuple):
             raise ValueAssertionError(
                 f"`{name}`: a colour is a name or an RGB tuple of 3 values, got {color!r}"
             )
-        if not all(0 <= channel <= 255 for channel in color):
-            raise ValueAssertionError(f"`{name}`: RGB values are in 0-255, got {color!r}")
-        rgb.append(color)
+        rgb.append(checked_rgb(color, name))
     return rgb
+
+
+def checked_rgb(color: tuple, name: str) -> tuple:
+    """``color`` if it is an RGB tuple of 3 values in 0-255, else an error naming ``name``."""
+    if len(color) != 3 or not all(0 <= channel <= 255 for channel in color):
+        raise ValueAssertionError(
+            f"`{name}`: an RGB colour is a tuple of 3 values in 0-255, got {color!r}"
+        )
+    return color
 
 
 def points_array(value: Any, name: str, width: int) -> np.ndarray:
