@@ -49,6 +49,20 @@ def test_import_runnerx_does_not_import_torch_or_optional_packages():
     assert result.stdout.strip() == "[]"
 
 
+def test_benchmark_in_situ_times_each_piece_alone_and_between_steps(run_in_repo):
+    """docs/speed.md quotes this script; it drives the default hooks as the Runner does."""
+    result = run_in_repo([sys.executable, "tools/benchmark_in_situ.py", "--rounds", "2"])
+    assert result.returncode == 0, result.stderr[-5000:]
+    rows = {
+        line[:22].strip(): line[22:].split()
+        for line in result.stdout.splitlines()[2:]
+        if line.strip()
+    }
+    assert list(rows) == ["tight loop", "keep loss", "hook recording"]
+    for alone, between, _ratio in rows.values():
+        float(alone), float(between)  # both timed (numbers, not left out)
+
+
 DOC_RUNNER = """
 import sys, traceback
 for index, block in enumerate(BLOCKS):

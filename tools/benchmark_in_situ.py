@@ -1,0 +1,119 @@
+"""What a little Python work costs between torch's steps, against what it costs alone.
+
+The Runner's per-iteration overhead on the tiny MLP (docs/speed.md) is several times what its
+Python code takes when timed on its own. This script shows why with the plain MLP loop of
+tools/benchmark_runner.py: it inserts one piece of Python work after each step and compares
+the time that adds with the time the same work takes in a loop by itself (same process,
+chunks interleaved in random order, medians of paired differences)::
+
+    python tools/benchmark_in_situ.py            # about 30 s
+    python tools/benchmark_in_situ.py --rounds 100
+
+The pieces: a tight loop (40 additions: few distinct instructions), keeping each step's loss
+tensor until the next logged line (as the Runner does, so reading it waits for no device),
+and the default hooks' per-iteration recording (RuntimeInfoHook and IterTimerHook on a real
+MessageHub, exactly the Runner's calls).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+from collections.abc import Callable
+from time import perf_counter
+from types import SimpleNamespace
+
+import torch
+import torch.nn.functional as F
+from benchmarks.runner_loops import LR, MOMENTUM, make_net  # tools/ is the script's folder
+
+from runnerx.hooks import IterTimerHook, RuntimeInfoHook
+from runnerx.logging import MessageHub
+from runnerx.optim import OptimWrapper
+
+CHUNK = 100  # iterations per timed chunk; every piece of work starts afresh each chunk
+
+
+def work_pieces(optimizer: torch.optim.Optimizer) -> dict[str, Callable[[int, torch.Tensor], None]]:
+    """The pieces of Python work to insert after a step, by name."""
+    runner = SimpleNamespace(optim_wrapper=OptimWrapper(optimizer), iter=0, message_hub=None)
+    info, timer = RuntimeInfoHook(), IterTimerHook()
+    kept: list = []
+
+    def tight_loop(i: int, loss: torch.Tensor) -> None:
+        total = 0
+        for k in range(40):
+            total += k
+
+    def keep_loss(i: int, loss: torch.Tensor) -> None:
+        if not i:
+            kept.clear()
+        kept.append(loss.detach())
+
+    def hook_recording(i: int, loss: torch.Tensor) -> None:
+        if not i:  # a fresh hub per chunk, so that its history stays as short as in a run
+            runner.message_hub = MessageHub(f"in_situ_{perf_counter()}")
+        outputs = {"loss": loss.detach()}
+        info.before_train_iter(runner, batch_idx=i, data_batch=None)
+        timer.before_train_iter(runner, batch_idx=i, data_batch=None)
+        info.after_train_iter(runner, batch_idx=i, data_batch=None, outputs=outputs)
+        timer.after_train_iter(runner, batch_idx=i, data_batch=None, outputs=outputs)
+
+    return {"tight loop": tight_loop, "keep loss": keep_loss, "hook recording": hook_recording}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print, for each piece of work, its cost alone and between MLP steps."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=300, help="chunks of each kind to time")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    net = make_net("mlp").train()
+    optimizer = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
+    inputs, labels = torch.randn(64, 32), torch.randint(0, 10, (64,))
+    pieces = work_pieces(optimizer)
+
+    def nothing(i: int, loss: torch.Tensor) -> None:
+        pass
+
+    def with_steps(work: Callable) -> float:
+        start = perf_counter()
+        for i in range(CHUNK):
+            loss = F.cross_entropy(net(inputs), labels)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            work(i, loss)
+        return (perf_counter() - start) / CHUNK * 1e6
+
+    def alone(work: Callable) -> float:
+        loss = torch.tensor(1.0)
+        start = perf_counter()
+        for i in range(CHUNK):
+            work(i, loss)
+        return (perf_counter() - start) / CHUNK * 1e6
+
+    for work in (nothing, *pieces.values()):  # warm up
+        with_steps(work)
+        alone(work)
+    in_situ: dict[str, list[float]] = {name: [] for name in pieces}
+    by_itself: dict[str, list[float]] = {name: [] for name in pieces}
+    plain: list[float] = []
+    for _ in range(args.rounds):
+        for name in random.sample(list(pieces), len(pieces)):
+            base = with_steps(nothing)
+            plain.append(base)
+            in_situ[name].append(with_steps(pieces[name]) - base)
+            by_itself[name].append(alone(pieces[name]) - alone(nothing))
+    print(f"plain MLP step (32-64-10, batch 64): {statistics.median(plain):.1f} us")
+    print(f"{'work after each step':<22}{'alone us':>10}{'between steps us':>18}{'ratio':>8}")
+    for name in pieces:
+        cost, cost_alone = statistics.median(in_situ[name]), statistics.median(by_itself[name])
+        ratio = f"{cost / cost_alone:.1f}x" if cost_alone > 0.05 else "-"
+        print(f"{name:<22}{cost_alone:>10.2f}{cost:>18.2f}{ratio:>8}")
+
+
+if __name__ == "__main__":
+    main()
