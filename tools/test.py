@@ -3,6 +3,7 @@
 python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.pth
 python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.pth --out preds.pkl
 python tools/test.py configs/my_tta_config.py work_dirs/my_run/epoch_8.pth --tta
+python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.pth --fast-dev-run
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ python tools/train.py configs/digits_convnet.py
 python tools/train.py configs/digits_convnet.py --work-dir work_dirs/try1 --amp
 python tools/train.py configs/digits_convnet.py --resume            # newest checkpoint
 python tools/train.py configs/digits_convnet.py --resume work_dirs/x/epoch_3.pth
+python tools/train.py configs/digits_convnet.py --fast-dev-run 2     # smoke test: 2 batches
 torchrun --nproc-per-node 2 tools/train.py configs/digits_convnet.py --launcher pytorch
 """
 

@@ -10,7 +10,8 @@ from runnerx.config import Config, DictAction
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
-    """``--work-dir``, ``--cfg-options`` and ``--launcher`` as OpenMMLab tools have them."""
+    """``--work-dir``, ``--cfg-options`` and ``--launcher`` as OpenMMLab tools have them, and
+    runnerx's ``--fast-dev-run [N]`` (the config key ``fast_dev_run``)."""
     parser.add_argument("--work-dir", help="the dir to save logs, checkpoints and metrics")
     parser.add_argument(
         "--cfg-options",
@@ -31,6 +32,15 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
         help="allow checkpoints that hold arbitrary pickled objects (they can run code when "
         "loaded): only for files you trust",
     )
+    parser.add_argument(
+        "--fast-dev-run",
+        nargs="?",
+        const=1,
+        type=int,
+        metavar="N",
+        help="smoke test on N batches (1 if no N): N training iterations then one validation "
+        "of N batches (tools/test.py: N test batches); no checkpoints are saved",
+    )
     parser.add_argument("--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS)
 
 
@@ -44,6 +54,8 @@ def load_config(args: argparse.Namespace) -> Config:
         cfg.merge_from_dict(args.cfg_options, source="--cfg-options")
     if args.unsafe_load:
         cfg.unsafe_load = True
+    if args.fast_dev_run is not None:
+        cfg.fast_dev_run = args.fast_dev_run
     if args.work_dir is not None:
         cfg.work_dir = args.work_dir
     elif cfg.get("work_dir") is None:

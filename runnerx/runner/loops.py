@@ -18,6 +18,8 @@ import torch
 from runnerx.logging import ProgressBar
 from runnerx.registry import LOOPS
 
+from .fast_dev_run import FirstBatches, evaluated_samples
+
 _UNSET = object()
 
 
@@ -150,6 +152,12 @@ class _TrainLoop(BaseLoop):
             hook(runner, batch_idx=idx, data_batch=data_batch, outputs=outputs)
         self._iter += 1
 
+    def apply_fast_dev_run(self, batches: int) -> None:
+        """Shorten the run to one pass of at most ``batches`` iterations, validated once at its
+        end whatever ``val_begin`` and ``val_interval`` say (``fast_dev_run``)."""
+        # from the last epoch (iteration) on: the run's end is always due, nothing before it
+        self.val_begin = self._shorten(batches)
+
     def data_position(self, iters_done: int) -> dict:
         """Where the training data stands after ``iters_done`` iterations: the sampler epoch
         (pass) and how many batches, and samples per rank, of it were consumed, and the
@@ -274,6 +282,11 @@ class EpochBasedTrainLoop(_TrainLoop):
         self._max_epochs = max_epochs
         self._max_iters = max_epochs * len(self.dataloader)
 
+    def _shorten(self, batches: int) -> int:
+        self.dataloader = FirstBatches(self.dataloader, batches)  # one pass of that many
+        self._max_epochs, self._max_iters = 1, len(self.dataloader)
+        return 1
+
     def run(self) -> torch.nn.Module:
         """Train until ``max_epochs`` (or until a hook sets ``stop_training``)."""
         runner = self.runner
@@ -344,6 +357,10 @@ class IterBasedTrainLoop(_TrainLoop):
 
     def _data_pass(self) -> int:
         return self._passes
+
+    def _shorten(self, batches: int) -> int:
+        self._max_iters = min(batches, self._max_iters)
+        return self._max_iters
 
     def resume_data_position(self, position: dict) -> None:
         """Continue the data stream in the pass (sampler epoch) ``position`` was saved in."""
@@ -426,6 +443,10 @@ class _EvalLoop(BaseLoop):
             self.evaluator.dataset_meta = self.dataset_meta
         self.fp16 = fp16
 
+    def apply_fast_dev_run(self, batches: int) -> None:
+        """Evaluate the first ``batches`` batches only (``fast_dev_run``)."""
+        self.dataloader = FirstBatches(self.dataloader, batches)
+
     def run(self) -> dict:
         """Evaluate the model on the whole dataloader and return the metrics."""
         runner, mode = self.runner, self.mode
@@ -446,7 +467,7 @@ class _EvalLoop(BaseLoop):
                     hook(runner, batch_idx=idx, data_batch=data_batch, outputs=outputs)
                 bar.update()
         bar.close()
-        metrics = self.evaluator.evaluate(len(self.dataloader.dataset))
+        metrics = self.evaluator.evaluate(evaluated_samples(self.dataloader))
         runner.call_hook(f"after_{mode}_epoch", metrics=metrics)
         runner.call_hook(f"after_{mode}")
         return metrics

@@ -36,6 +36,7 @@ from .environment import (
     restore_signal_handlers,
     signal_handlers,
 )
+from .fast_dev_run import fast_dev_run_batches, fast_dev_run_hooks, limit_loop
 from .loops import EpochBasedTrainLoop
 from .mmengine_api import MMEngineRunnerAPI
 
@@ -74,7 +75,9 @@ class Runner(MMEngineRunnerAPI):
         experiment_name: str | None = None,
         cfg: Config | dict | None = None,
         unsafe_load: bool = False,
+        fast_dev_run: bool | int = False,
     ) -> None:
+        self.fast_dev_run = fast_dev_run_batches(fast_dev_run, resume)  # see fast_dev_run.py
         self.cfg = cfg if isinstance(cfg, Config) else Config(copy.deepcopy(dict(cfg or {})))
         self._launcher = launcher
         env_cfg = dict(env_cfg or {})
@@ -211,7 +214,7 @@ class Runner(MMEngineRunnerAPI):
     def _register_hooks(self, default_hooks: dict | None, custom_hooks: list | None) -> None:
         from runnerx.hooks import build_hooks, format_hook_table
 
-        self._hooks = build_hooks(default_hooks, custom_hooks)
+        self._hooks = fast_dev_run_hooks(self, build_hooks(default_hooks, custom_hooks))
         self._hook_cache.clear()
         self.logger.info(f"Hooks will be called in this order:\n{format_hook_table(self._hooks)}")
 
@@ -293,21 +296,21 @@ class Runner(MMEngineRunnerAPI):
                 raise RuntimeError(
                     "this Runner has no train_cfg / train_dataloader: it cannot train"
                 )
-            self._train_loop = self.build_train_loop(loop_cfg)
+            self._train_loop = limit_loop(self, self.build_train_loop(loop_cfg))
         return self._train_loop
 
     @property
     def val_loop(self) -> Any:
         """The validation loop, or None when the config has no validation."""
         if self._val_loop is None and self._val_loop_cfg[1] is not None:
-            self._val_loop = self.build_val_loop(self._val_loop_cfg[1])
+            self._val_loop = limit_loop(self, self.build_val_loop(self._val_loop_cfg[1]))
         return self._val_loop
 
     @property
     def test_loop(self) -> Any:
         """The test loop, or None when the config has no test."""
         if self._test_loop is None and self._test_loop_cfg[1] is not None:
-            self._test_loop = self.build_test_loop(self._test_loop_cfg[1])
+            self._test_loop = limit_loop(self, self.build_test_loop(self._test_loop_cfg[1]))
         return self._test_loop
 
     @property
