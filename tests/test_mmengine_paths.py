@@ -251,7 +251,7 @@ COVERED: dict[str, dict[str, str]] = {
         ),
     },
     "mmengine.runner": {
-        "BaseLoop": "runnerx.runner.loops",
+        "BaseLoop": "runnerx.runner.base_loop",
         "CheckpointLoader": "runnerx.checkpoint.loader",
         "EpochBasedTrainLoop": "runnerx.runner.loops",
         "FlexibleRunner": "runnerx.runner.mmengine_api",
@@ -259,8 +259,8 @@ COVERED: dict[str, dict[str, str]] = {
         "LogProcessor": "runnerx.logging.log_processor",
         "Priority": "runnerx.hooks.hook",
         "Runner": "runnerx.runner.runner",
-        "TestLoop": "runnerx.runner.loops",
-        "ValLoop": "runnerx.runner.loops",
+        "TestLoop": "runnerx.runner.eval_loops",
+        "ValLoop": "runnerx.runner.eval_loops",
         "autocast": "runnerx.optim.amp_optim_wrapper",
         "find_latest_checkpoint": "runnerx.checkpoint.runner_state",
         "get_priority": "runnerx.hooks.hook",
@@ -292,7 +292,7 @@ COVERED: dict[str, dict[str, str]] = {
         "turn_on_activation_checkpointing": "runnerx.parallel.activation_checkpointing",
         "wrap_forward": "runnerx.runner.activation_checkpointing",
     },
-    "mmengine.runner.base_loop": {"BaseLoop": "runnerx.runner.loops"},
+    "mmengine.runner.base_loop": {"BaseLoop": "runnerx.runner.base_loop"},
     "mmengine.runner.log_processor": {"LogProcessor": "runnerx.logging.log_processor"},
     "mmengine.runner.utils": {
         "calc_dynamic_intervals": "runnerx.runner.utils",

@@ -1,6 +1,42 @@
-"""MMEngine's ``mmengine.runner.base_loop`` path: :class:`~runnerx.runner.loops.BaseLoop`,
-the base of custom loops (``from runnerx.runner.base_loop import BaseLoop``)."""
+"""BaseLoop, the base of every loop: the training loops of :mod:`runnerx.runner.loops`, the
+evaluation loops of :mod:`runnerx.runner.eval_loops`, and custom loops (MMEngine's path
+``mmengine.runner.base_loop``: ``from runnerx.runner.base_loop import BaseLoop``)."""
 
-from .loops import BaseLoop
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["BaseLoop"]
+
+
+class BaseLoop:
+    """A loop over one dataloader, run by a Runner. A dataloader config whose ``sampler`` is
+    None gets the loop's ``default_sampler``, as MMEngine's docs say (epoch_to_iter). The
+    dataset's ``metainfo`` goes to the runner's visualizer (``dataset_meta``), as in MMEngine."""
+
+    mode = "train"
+    default_sampler: dict = {"type": "DefaultSampler", "shuffle": True}
+
+    def __init__(self, runner: Any, dataloader: Any) -> None:
+        self.runner = runner
+        if (
+            isinstance(dataloader, Mapping)
+            and "sampler" in dataloader
+            and dataloader["sampler"] is None
+        ):
+            dataloader = {**dataloader, "sampler": dict(self.default_sampler)}
+            runner.logger.info(
+                f"{self.mode}_dataloader.sampler is None: using {self.default_sampler}"
+            )
+        self.dataloader = runner.build_dataloader(
+            dataloader,
+            seed=runner.seed,
+            diff_rank_seed=runner._randomness_cfg.get("diff_rank_seed", False),
+            cfg_key=f"{self.mode}_dataloader",
+        )
+        # what the dataset says of itself (classes, palette), for the visualizer to draw with,
+        # as MMEngine's loops hand it over
+        self.dataset_meta = getattr(getattr(self.dataloader, "dataset", None), "metainfo", None)
+        if self.dataset_meta is not None:
+            runner.visualizer.dataset_meta = self.dataset_meta

@@ -1,4 +1,5 @@
-"""The loops: epoch- and iteration-based training, validation and test.
+"""The loops: epoch- and iteration-based training here; validation and test live in
+:mod:`runnerx.runner.eval_loops` and are imported here too, the path they have always had.
 
 ``train_cfg=dict(by_epoch=True, max_epochs=12, val_interval=1)`` picks EpochBasedTrainLoop,
 ``train_cfg=dict(by_epoch=False, max_iters=10000, val_interval=1000)`` IterBasedTrainLoop, and
@@ -10,15 +11,26 @@ model is put in train mode once per epoch, not per iteration.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 
-from runnerx.logging import ProgressBar
 from runnerx.registry import LOOPS
 
-from .fast_dev_run import FirstBatches, evaluated_samples
+from .base_loop import BaseLoop
+from .eval_loops import TestLoop, ValLoop, build_eval_loop
+from .fast_dev_run import FirstBatches
+
+__all__ = [
+    "BaseLoop",
+    "EpochBasedTrainLoop",
+    "IterBasedTrainLoop",
+    "TestLoop",
+    "ValLoop",
+    "build_eval_loop",
+    "build_train_loop",
+]
 
 _UNSET = object()
 
@@ -38,49 +50,6 @@ def build_train_loop(runner: Any, dataloader: Any, loop_cfg: dict) -> Any:
         raise KeyError("train_cfg needs type=... or by_epoch=True/False")
     loop = EpochBasedTrainLoop if by_epoch else IterBasedTrainLoop
     return loop(runner, dataloader, **loop_cfg)
-
-
-def build_eval_loop(
-    runner: Any, dataloader: Any, loop_cfg: dict, evaluator: Any, default: type
-) -> Any:
-    """The val/test loop ``val_cfg`` / ``test_cfg`` asks for (``default`` when no type)."""
-    loop_cfg = dict(loop_cfg)
-    if "type" in loop_cfg:
-        defaults = {"runner": runner, "dataloader": dataloader, "evaluator": evaluator}
-        return LOOPS.build(loop_cfg, default_args=defaults)
-    return default(runner, dataloader, evaluator, **loop_cfg)
-
-
-class BaseLoop:
-    """A loop over one dataloader, run by a Runner. A dataloader config whose ``sampler`` is
-    None gets the loop's ``default_sampler``, as MMEngine's docs say (epoch_to_iter). The
-    dataset's ``metainfo`` goes to the runner's visualizer (``dataset_meta``), as in MMEngine."""
-
-    mode = "train"
-    default_sampler: dict = {"type": "DefaultSampler", "shuffle": True}
-
-    def __init__(self, runner: Any, dataloader: Any) -> None:
-        self.runner = runner
-        if (
-            isinstance(dataloader, Mapping)
-            and "sampler" in dataloader
-            and dataloader["sampler"] is None
-        ):
-            dataloader = {**dataloader, "sampler": dict(self.default_sampler)}
-            runner.logger.info(
-                f"{self.mode}_dataloader.sampler is None: using {self.default_sampler}"
-            )
-        self.dataloader = runner.build_dataloader(
-            dataloader,
-            seed=runner.seed,
-            diff_rank_seed=runner._randomness_cfg.get("diff_rank_seed", False),
-            cfg_key=f"{self.mode}_dataloader",
-        )
-        # what the dataset says of itself (classes, palette), for the visualizer to draw with,
-        # as MMEngine's loops hand it over
-        self.dataset_meta = getattr(getattr(self.dataloader, "dataset", None), "metainfo", None)
-        if self.dataset_meta is not None:
-            runner.visualizer.dataset_meta = self.dataset_meta
 
 
 class _TrainLoop(BaseLoop):
@@ -421,71 +390,3 @@ def interval_steps(
             )
         steps.append((pair[0], pair[1]))
     return steps
-
-
-class _EvalLoop(BaseLoop):
-    """What validation and test share: one pass in eval mode, then the evaluator."""
-
-    mode = "val"
-    default_sampler = {"type": "DefaultSampler", "shuffle": False}
-
-    def __init__(self, runner: Any, dataloader: Any, evaluator: Any, fp16: bool = False) -> None:
-        step = f"{self.mode}_step"
-        if not callable(getattr(runner.model, step, None)):  # said before training starts
-            raise TypeError(
-                f"{self.mode}_cfg is set but the model, {type(runner.unwrapped_model).__name__}, "
-                f"has no {step}(); implement it (runnerx.model.BaseModel has one) or remove "
-                f"{self.mode}_dataloader, {self.mode}_cfg and {self.mode}_evaluator"
-            )
-        super().__init__(runner, dataloader)
-        self.evaluator = runner.build_evaluator(evaluator, key=f"{self.mode}_evaluator")
-        if self.dataset_meta is not None:
-            self.evaluator.dataset_meta = self.dataset_meta
-        self.fp16 = fp16
-
-    def apply_fast_dev_run(self, batches: int) -> None:
-        """Evaluate the first ``batches`` batches only (``fast_dev_run``)."""
-        self.dataloader = FirstBatches(self.dataloader, batches)
-
-    def run(self) -> dict:
-        """Evaluate the model on the whole dataloader and return the metrics."""
-        runner, mode = self.runner, self.mode
-        runner.call_hook(f"before_{mode}")
-        runner.call_hook(f"before_{mode}_epoch")
-        runner.model.eval()
-        before = runner.hook_methods(f"before_{mode}_iter")
-        after = runner.hook_methods(f"after_{mode}_iter")
-        step = getattr(runner.model, f"{mode}_step")
-        bar = ProgressBar(len(self.dataloader))
-        with torch.no_grad(), self._autocast():
-            for idx, data_batch in enumerate(self.dataloader):
-                for hook in before:
-                    hook(runner, batch_idx=idx, data_batch=data_batch)
-                outputs = step(data_batch)
-                self.evaluator.process(data_samples=outputs, data_batch=data_batch)
-                for hook in after:
-                    hook(runner, batch_idx=idx, data_batch=data_batch, outputs=outputs)
-                bar.update()
-        bar.close()
-        metrics = self.evaluator.evaluate(evaluated_samples(self.dataloader))
-        runner.call_hook(f"after_{mode}_epoch", metrics=metrics)
-        runner.call_hook(f"after_{mode}")
-        return metrics
-
-    def _autocast(self) -> Any:
-        device = next(self.runner.unwrapped_model.parameters(), torch.empty(0)).device
-        return torch.autocast(device.type, dtype=torch.float16, enabled=self.fp16)
-
-
-@LOOPS.register_module()
-class ValLoop(_EvalLoop):
-    """Validation: ``val_cfg=dict()`` (``fp16=True`` evaluates under float16 autocast)."""
-
-    mode = "val"
-
-
-@LOOPS.register_module()
-class TestLoop(_EvalLoop):
-    """Test: ``test_cfg=dict()``."""
-
-    mode = "test"

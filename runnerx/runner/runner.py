@@ -39,6 +39,7 @@ from .environment import (
 from .fast_dev_run import fast_dev_run_batches, fast_dev_run_hooks, limit_loop
 from .loops import EpochBasedTrainLoop
 from .mmengine_api import MMEngineRunnerAPI
+from .sanity_check import run_sanity_check, sanity_val_batches
 
 
 @RUNNERS.register_module()
@@ -76,8 +77,10 @@ class Runner(MMEngineRunnerAPI):
         cfg: Config | dict | None = None,
         unsafe_load: bool = False,
         fast_dev_run: bool | int = False,
+        num_sanity_val_steps: int = 0,
     ) -> None:
         self.fast_dev_run = fast_dev_run_batches(fast_dev_run, resume)  # see fast_dev_run.py
+        self.num_sanity_val_steps = sanity_val_batches(num_sanity_val_steps)  # sanity_check.py
         self.cfg = cfg if isinstance(cfg, Config) else Config(copy.deepcopy(dict(cfg or {})))
         self._launcher = launcher
         env_cfg = dict(env_cfg or {})
@@ -375,6 +378,7 @@ class Runner(MMEngineRunnerAPI):
         )
         handlers = signal_handlers()
         try:
+            run_sanity_check(self)  # before the before_train hooks, as Lightning
             model = loop.run()
             self.call_hook("after_run")
         except BaseException:

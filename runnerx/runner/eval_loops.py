@@ -1,0 +1,108 @@
+"""The evaluation loops: ``val_cfg=dict()`` builds :class:`ValLoop`, ``test_cfg=dict()``
+:class:`TestLoop`, and ``type=...`` any registered loop. One pass over the dataloader in eval
+mode, each batch's ``val_step`` / ``test_step`` output fed to the evaluator, the iteration
+hooks around each batch; :meth:`_EvalLoop.evaluate_batches` is that pass without the hooks,
+which the validation sanity check (``num_sanity_val_steps``) runs before training.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from runnerx.logging import ProgressBar
+from runnerx.registry import LOOPS
+
+from .base_loop import BaseLoop
+from .fast_dev_run import FirstBatches, evaluated_samples
+
+
+def build_eval_loop(
+    runner: Any, dataloader: Any, loop_cfg: dict, evaluator: Any, default: type
+) -> Any:
+    """The val/test loop ``val_cfg`` / ``test_cfg`` asks for (``default`` when no type)."""
+    loop_cfg = dict(loop_cfg)
+    if "type" in loop_cfg:
+        defaults = {"runner": runner, "dataloader": dataloader, "evaluator": evaluator}
+        return LOOPS.build(loop_cfg, default_args=defaults)
+    return default(runner, dataloader, evaluator, **loop_cfg)
+
+
+class _EvalLoop(BaseLoop):
+    """What validation and test share: one pass in eval mode, then the evaluator."""
+
+    mode = "val"
+    default_sampler = {"type": "DefaultSampler", "shuffle": False}
+
+    def __init__(self, runner: Any, dataloader: Any, evaluator: Any, fp16: bool = False) -> None:
+        step = f"{self.mode}_step"
+        if not callable(getattr(runner.model, step, None)):  # said before training starts
+            raise TypeError(
+                f"{self.mode}_cfg is set but the model, {type(runner.unwrapped_model).__name__}, "
+                f"has no {step}(); implement it (runnerx.model.BaseModel has one) or remove "
+                f"{self.mode}_dataloader, {self.mode}_cfg and {self.mode}_evaluator"
+            )
+        super().__init__(runner, dataloader)
+        self.evaluator = runner.build_evaluator(evaluator, key=f"{self.mode}_evaluator")
+        if self.dataset_meta is not None:
+            self.evaluator.dataset_meta = self.dataset_meta
+        self.fp16 = fp16
+
+    def apply_fast_dev_run(self, batches: int) -> None:
+        """Evaluate the first ``batches`` batches only (``fast_dev_run``)."""
+        self.dataloader = FirstBatches(self.dataloader, batches)
+
+    def run(self) -> dict:
+        """Evaluate the model on the whole dataloader and return the metrics."""
+        runner, mode = self.runner, self.mode
+        runner.call_hook(f"before_{mode}")
+        runner.call_hook(f"before_{mode}_epoch")
+        before = runner.hook_methods(f"before_{mode}_iter")
+        after = runner.hook_methods(f"after_{mode}_iter")
+        metrics = self.evaluate_batches(self.dataloader, before, after)
+        runner.call_hook(f"after_{mode}_epoch", metrics=metrics)
+        runner.call_hook(f"after_{mode}")
+        return metrics
+
+    def evaluate_batches(
+        self, batches: Any, before: Sequence[Callable] = (), after: Sequence[Callable] = ()
+    ) -> dict:
+        """The metrics of ``batches`` (the loop's dataloader, or part of it): the model in eval
+        mode runs ``val_step`` / ``test_step`` on each, under ``torch.no_grad()`` and the
+        loop's ``fp16`` autocast, and feeds the evaluator. ``before`` / ``after`` are called
+        around each batch (``run`` passes the iteration hooks; the sanity check none)."""
+        runner = self.runner
+        runner.model.eval()
+        step = getattr(runner.model, f"{self.mode}_step")
+        bar = ProgressBar(len(batches))
+        with torch.no_grad(), self._autocast():
+            for idx, data_batch in enumerate(batches):
+                for hook in before:
+                    hook(runner, batch_idx=idx, data_batch=data_batch)
+                outputs = step(data_batch)
+                self.evaluator.process(data_samples=outputs, data_batch=data_batch)
+                for hook in after:
+                    hook(runner, batch_idx=idx, data_batch=data_batch, outputs=outputs)
+                bar.update()
+        bar.close()
+        return self.evaluator.evaluate(evaluated_samples(batches))
+
+    def _autocast(self) -> Any:
+        device = next(self.runner.unwrapped_model.parameters(), torch.empty(0)).device
+        return torch.autocast(device.type, dtype=torch.float16, enabled=self.fp16)
+
+
+@LOOPS.register_module()
+class ValLoop(_EvalLoop):
+    """Validation: ``val_cfg=dict()`` (``fp16=True`` evaluates under float16 autocast)."""
+
+    mode = "val"
+
+
+@LOOPS.register_module()
+class TestLoop(_EvalLoop):
+    """Test: ``test_cfg=dict()``."""
+
+    mode = "test"
