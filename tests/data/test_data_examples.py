@@ -54,6 +54,18 @@ def test_a_bad_split_lists_the_valid_ones(dataset_type):
         dataset_type("training")
 
 
+def test_loading_the_digits_leaves_pythons_random_stream_as_it_was():
+    """A seeded run draws the same numbers whether or not this process imported sklearn yet
+    (its import pulls in rich, which draws from `random`)."""
+    code = (
+        "import random; from runnerx.data.examples.digits import load_digits_tensors; "
+        "random.seed(0); expected = random.random(); random.seed(0); load_digits_tensors(); "
+        "import sys; assert 'sklearn' in sys.modules; print(random.random() == expected)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "True", result.stderr[-3000:]
+
+
 def test_runnerx_data_imports_sklearn_only_when_needed_and_says_how_to_install_it(tmp_path):
     (tmp_path / "sklearn").mkdir()
     (tmp_path / "sklearn" / "__init__.py").write_text("raise ImportError('no sklearn here')\n")

@@ -4,6 +4,7 @@ trains in seconds on a CPU."""
 from __future__ import annotations
 
 import functools
+import random
 from typing import Any
 
 import torch
@@ -19,6 +20,7 @@ _SPLITS = ("train", "val", "test")
 def load_digits_tensors() -> tuple[torch.Tensor, torch.Tensor]:
     """All digits once per process: images ``float32 [1797, 1, 8, 8]`` in [0, 1] and
     labels ``int64 [1797]``."""
+    state = random.getstate()  # importing sklearn imports rich, which draws from `random`
     try:
         from sklearn.datasets import load_digits
     except ImportError as err:
@@ -26,6 +28,8 @@ def load_digits_tensors() -> tuple[torch.Tensor, torch.Tensor]:
             "DigitsDataset reads the digits bundled with scikit-learn, which is not installed: "
             "pip install scikit-learn (or pip install 'runnerx[examples]')"
         ) from err
+    finally:  # so a seeded run draws the same numbers whether or not sklearn was imported
+        random.setstate(state)
     digits = load_digits()
     images = torch.as_tensor(digits.images, dtype=torch.float32).div_(16.0).unsqueeze(1)
     labels = torch.as_tensor(digits.target, dtype=torch.int64)
