@@ -50,17 +50,61 @@ def test_import_runnerx_does_not_import_torch_or_optional_packages():
 
 
 def test_benchmark_in_situ_times_each_piece_alone_and_between_steps(run_in_repo):
-    """docs/speed.md quotes this script; it drives the default hooks as the Runner does."""
-    result = run_in_repo([sys.executable, "tools/benchmark_in_situ.py", "--rounds", "2"])
+    """docs/speed.md quotes this script; it drives the default hooks as the Runner does, and
+    times the inline contract loop part by part in both data modes."""
+    args = ["tools/benchmark_in_situ.py", "--rounds", "2", "--inline-rounds", "2"]
+    result = run_in_repo([sys.executable, *args])
     assert result.returncode == 0, result.stderr[-5000:]
-    rows = {
-        line[:22].strip(): line[22:].split()
-        for line in result.stdout.splitlines()[2:]
-        if line.strip()
-    }
+    pieces, inline = result.stdout.split("\n\n")
+    rows = {line[:22].strip(): line[22:].split() for line in pieces.splitlines()[2:]}
     assert list(rows) == ["tight loop", "keep loss", "hook recording"]
     for alone, between, _ratio in rows.values():
         float(alone), float(between)  # both timed (numbers, not left out)
+    inline_rows = [
+        (line[:39].strip().split(maxsplit=1), line[39:].split())
+        for line in inline.splitlines()[2:-1]
+    ]
+    parts = ["contract", "recording", "contract + recording", "contract + recording + logging"]
+    assert [label for label, _ in inline_rows] == [
+        [mode, p] for mode in ("loader", "batches") for p in parts
+    ]
+    for _, (plain, added, overhead) in inline_rows:
+        float(plain), float(added), float(overhead.rstrip("%"))
+
+
+INLINE_SAME_MATH = """
+import itertools, json, os, sys, tempfile
+sys.path.insert(0, "tools")
+import torch
+from benchmarks.inline_contract import PARTS, InlineContractLoop
+from benchmarks.runner_data import make_batches
+from benchmarks.runner_loops import make_net
+trained = []
+with tempfile.TemporaryDirectory() as log_dir:
+    for parts in ((), PARTS):
+        torch.manual_seed(0)
+        net = make_net("mlp")
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+        batches = itertools.cycle(make_batches("mlp"))
+        InlineContractLoop(net, optimizer, batches, parts, log_dir).run(120)
+        trained.append([p.detach().clone() for p in net.parameters()])
+    logs = {name: open(f"{log_dir}/{name}").read().splitlines() for name in os.listdir(log_dir)}
+print(all(torch.equal(a, b) for a, b in zip(*trained)))
+print(sorted(len(lines) for lines in logs.values()))
+records = [json.loads(v[-1]) for name, v in logs.items() if name.endswith(".json") and v]
+print([record["step"] for record in records], sorted(records[0]))
+"""
+
+
+def test_inline_contract_loop_trains_as_the_plain_loop_and_logs_every_50(run_in_repo):
+    """The inline loop that bounds any Runner's overhead does the plain loop's math (equal
+    weights after 120 steps) and, with logging, writes a line and a JSON record every 50."""
+    result = run_in_repo([sys.executable, "-c", INLINE_SAME_MATH])
+    assert result.returncode == 0, result.stderr[-5000:]
+    same, line_counts, last_steps = result.stdout.splitlines()
+    assert same == "True"
+    assert line_counts == "[0, 0, 2, 2]"  # the plain loop logs nothing, the whole one twice
+    assert last_steps == "[100] ['data_time', 'loss', 'lr', 'step', 'time']"
 
 
 DOC_RUNNER = """

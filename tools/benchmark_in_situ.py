@@ -6,13 +6,18 @@ tools/benchmark_runner.py: it inserts one piece of Python work after each step a
 the time that adds with the time the same work takes in a loop by itself (same process,
 chunks interleaved in random order, medians of paired differences)::
 
-    python tools/benchmark_in_situ.py            # about 30 s
-    python tools/benchmark_in_situ.py --rounds 100
+    python tools/benchmark_in_situ.py            # about 70 s
+    python tools/benchmark_in_situ.py --rounds 100 --inline-rounds 50
 
 The pieces: a tight loop (40 additions: few distinct instructions), keeping each step's loss
 tensor until the next logged line (as the Runner does, so reading it waits for no device),
 and the default hooks' per-iteration recording (RuntimeInfoHook and IterTimerHook on a real
 MessageHub, exactly the Runner's calls).
+
+A second table bounds what any Runner that keeps MMEngine's model contract and default
+logging can reach: the same work written inline in one function, with no hooks, MessageHub
+or LogProcessor (:mod:`benchmarks.inline_contract`), against the plain loop, with precomputed
+batches and with a DataLoader, whole and part by part.
 """
 
 from __future__ import annotations
@@ -20,13 +25,23 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from time import perf_counter
 from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
-from benchmarks.runner_loops import LR, MOMENTUM, make_net  # tools/ is the script's folder
+from benchmarks.inline_contract import PARTS, InlineContractLoop  # tools/: the script's folder
+from benchmarks.runner_data import (
+    MODES,
+    SHAPES,
+    CycledBatches,
+    SampleDicts,
+    make_batches,
+    plain_batches,
+)
+from benchmarks.runner_loops import LR, MOMENTUM, make_net
 
 from runnerx.hooks import IterTimerHook, RuntimeInfoHook
 from runnerx.logging import MessageHub
@@ -64,11 +79,20 @@ def work_pieces(optimizer: torch.optim.Optimizer) -> dict[str, Callable[[int, to
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print, for each piece of work, its cost alone and between MLP steps."""
+    """Print the two tables: pieces of work alone and between MLP steps; the inline contract."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=300, help="chunks of each kind to time")
+    parser.add_argument(
+        "--inline-rounds", type=int, default=100, help="chunks of each kind, second table"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    pieces_table(args.rounds)
+    inline_contract_table(args.inline_rounds)
+
+
+def pieces_table(rounds: int) -> None:
+    """Each piece of work after each plain MLP step, against the same piece alone."""
     torch.manual_seed(0)
     net = make_net("mlp").train()
     optimizer = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
@@ -101,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     in_situ: dict[str, list[float]] = {name: [] for name in pieces}
     by_itself: dict[str, list[float]] = {name: [] for name in pieces}
     plain: list[float] = []
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for name in random.sample(list(pieces), len(pieces)):
             base = with_steps(nothing)
             plain.append(base)
@@ -113,6 +137,55 @@ def main(argv: list[str] | None = None) -> None:
         cost, cost_alone = statistics.median(in_situ[name]), statistics.median(by_itself[name])
         ratio = f"{cost / cost_alone:.1f}x" if cost_alone > 0.05 else "-"
         print(f"{name:<22}{cost_alone:>10.2f}{cost:>18.2f}{ratio:>8}")
+
+
+def inline_contract_table(rounds: int) -> None:
+    """The inline contract loop, whole and part by part, against the plain MLP loop, with
+    precomputed batches and with a DataLoader (as tools/benchmark_runner.py's two modes)."""
+    combinations = [("contract",), ("recording",), ("contract", "recording"), PARTS]
+    print(
+        "\nThe Runner's per-iteration work written inline (no hooks, MessageHub or "
+        "LogProcessor), against the plain MLP loop"
+    )
+    print(f"{'data':<9}{'parts':<30}{'plain us':>10}{'+us':>8}{'overhead':>10}")
+    with tempfile.TemporaryDirectory() as log_dir:
+        for mode in MODES:
+            torch.manual_seed(0)
+            net = make_net("mlp").train()
+            optimizer = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
+            plain = InlineContractLoop(net, optimizer, _batches(mode), (), log_dir)
+            loops = {
+                parts: InlineContractLoop(net, optimizer, _batches(mode), parts, log_dir)
+                for parts in combinations
+            }
+            for loop in (plain, *loops.values()):  # warm up
+                loop.run(CHUNK)
+            added: dict[tuple, list[float]] = {parts: [] for parts in loops}
+            ratios: dict[tuple, list[float]] = {parts: [] for parts in loops}
+            plain_times: list[float] = []
+            for _ in range(rounds):
+                for parts in random.sample(list(loops), len(loops)):
+                    base = plain.run(CHUNK)
+                    cost = loops[parts].run(CHUNK)
+                    plain_times.append(base / CHUNK * 1e6)
+                    added[parts].append((cost - base) / CHUNK * 1e6)
+                    ratios[parts].append((cost / base - 1) * 100)
+            for parts in loops:
+                print(
+                    f"{mode:<9}{' + '.join(parts):<30}{statistics.median(plain_times):>10.1f}"
+                    f"{statistics.median(added[parts]):>8.1f}"
+                    f"{statistics.median(ratios[parts]):>+9.1f}%"
+                )
+    print("+us and overhead: medians of the paired differences and ratios of 100-iteration chunks")
+
+
+def _batches(mode: str) -> Iterator[dict]:
+    """An endless stream of MLP batches of its own, as tools/benchmark_runner.py's plain loop
+    reads them in ``mode``: precomputed, or from a DataLoader over per-sample dicts."""
+    if mode == "batches":
+        return plain_batches(mode, CycledBatches(make_batches("mlp")))
+    loader = SimpleNamespace(dataset=SampleDicts("mlp"), batch_size=SHAPES["mlp"][0])
+    return plain_batches(mode, loader)
 
 
 if __name__ == "__main__":
