@@ -12,6 +12,7 @@ from .empty_cache_hook import EmptyCacheHook
 from .hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
 from .iter_timer_hook import IterTimerHook
 from .logger_hook import LoggerHook
+from .model_summary_hook import ModelSummaryHook
 from .naive_visualization_hook import NaiveVisualizationHook
 from .param_scheduler_hook import ParamSchedulerHook
 from .preemption_hook import PREEMPTED_EXIT_CODE, PreemptionHook, preempted_by
@@ -34,6 +35,7 @@ __all__ = [
     "Hook",
     "IterTimerHook",
     "LoggerHook",
+    "ModelSummaryHook",
     "NaiveVisualizationHook",
     "ParamSchedulerHook",
     "PreemptionHook",

@@ -15,7 +15,8 @@ from runnerx.hooks.hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
 from runnerx.registry import HOOKS
 
 #: The hooks every run has unless ``default_hooks`` turns one off with None (MMEngine's set,
-#: and ``preemption``: a checkpoint before the job is stopped).
+#: ``preemption``: a checkpoint before the job is stopped, and ``model_summary``: the model's
+#: parameter counts logged when training starts).
 DEFAULT_HOOKS: dict[str, dict[str, Any]] = {
     "runtime_info": {"type": "RuntimeInfoHook"},
     "timer": {"type": "IterTimerHook"},
@@ -24,6 +25,7 @@ DEFAULT_HOOKS: dict[str, dict[str, Any]] = {
     "param_scheduler": {"type": "ParamSchedulerHook"},
     "checkpoint": {"type": "CheckpointHook", "interval": 1},
     "preemption": {"type": "PreemptionHook"},
+    "model_summary": {"type": "ModelSummaryHook"},
 }
 
 

@@ -1,6 +1,7 @@
 """Models: BaseModel (train_step / val_step / test_step), data preprocessors, weight
 initialisation, averaged models (EMA), test-time augmentation (BaseTTAModel), frozen BNs folded
-into convolutions (efficient_conv_bn_eval) and example models.
+into convolutions (efficient_conv_bn_eval), parameter-count summaries (model_summary) and example
+models.
 
 Importing this package registers its models and preprocessors in MODELS (it is the MODELS
 registry's ``locations`` entry). See docs/model.md.
@@ -36,6 +37,7 @@ from runnerx.model.initializers import (
     uniform_init,
     xavier_init,
 )
+from runnerx.model.summary import model_summary
 from runnerx.model.test_time_aug import BaseTTAModel
 from runnerx.model.weight_init import initialize, load_pretrained, update_init_info
 from runnerx.utils import lazy_attributes
@@ -99,6 +101,7 @@ __all__ = [
     "kaiming_init",
     "load_pretrained",
     "merge_dict",
+    "model_summary",
     "normal_init",
     "revert_sync_batchnorm",
     "stack_batch",

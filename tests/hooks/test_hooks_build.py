@@ -21,6 +21,7 @@ DEFAULT_ORDER = [
     "LoggerHook",
     "ParamSchedulerHook",
     "CheckpointHook",
+    "ModelSummaryHook",
     "PreemptionHook",
 ]
 
@@ -37,7 +38,7 @@ def names(hooks):
 def test_the_defaults_in_priority_order():
     hooks = build_hooks()
     assert names(hooks) == DEFAULT_ORDER
-    checkpoint = hooks[-2]
+    checkpoint = hooks[-3]
     assert checkpoint.interval == 1 and checkpoint.by_epoch
 
 
@@ -46,7 +47,7 @@ def test_none_turns_a_default_off_and_a_config_replaces_it():
         dict(timer=None, checkpoint=dict(type="CheckpointHook", interval=5, by_epoch=False))
     )
     assert names(hooks) == [n for n in DEFAULT_ORDER if n != "IterTimerHook"]
-    assert (hooks[-2].interval, hooks[-2].by_epoch) == (5, False)
+    assert (hooks[-3].interval, hooks[-3].by_epoch) == (5, False)
 
 
 def test_a_default_without_type_is_merged_into_the_default_config():
@@ -71,6 +72,7 @@ def test_new_names_in_default_hooks_and_custom_hooks_are_added_after_equal_prior
         "LoggerHook",
         "ParamSchedulerHook",
         "CheckpointHook",
+        "ModelSummaryHook",
         "PreemptionHook",
     ]
 

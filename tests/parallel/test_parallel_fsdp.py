@@ -12,6 +12,7 @@ import torch.distributed as dist
 
 from runnerx.checkpoint.io import load_checkpoint
 from runnerx.logging import MessageHub
+from runnerx.model import model_summary
 from runnerx.optim import AmpOptimWrapper, OptimWrapper
 from runnerx.parallel import (
     load_model_state_dict,
@@ -116,6 +117,7 @@ def train_and_check(rank, out_dir):
 
     # checkpoints of the zero3 model (AdamW state), after an evaluation forward pass
     model, optim_wrapper = trained["zero3"]
+    outcome["summary"] = model_summary(unwrap(model), max_depth=2)
     with torch.no_grad():
         outcome["outputs"] = unwrap(model)(batches()[0]["inputs"])
     outcome["full_optimizer"] = optimizer_state_dict(model, optim_wrapper)
@@ -179,6 +181,17 @@ def test_the_model_is_sharded_and_wrapped(run):
     assert outcomes[0]["wrapper"] == "FullyShardedModel"
     assert outcomes[0]["sharded"] == "DTensor"
     assert outcomes[0]["after_val_step"] == "DTensor"
+    # the summary counts sharded parameters at their full size, on every rank
+    whole = model_summary(make_model(), max_depth=2)
+    assert outcomes[0]["summary"] == outcomes[1]["summary"]
+    assert counts_of(outcomes[0]["summary"]) == counts_of(whole)
+    assert outcomes[0]["summary"].startswith("FSDPCharTransformerLM: 7.2 K parameters")
+
+
+def counts_of(summary):
+    """A model summary without its module types: the totals, then (name, counts) per row."""
+    header, *rows = summary.splitlines()
+    return header.split(":", 1)[1], [(row.split()[0], row.split()[2:]) for row in rows]
 
 
 @pytest.mark.parametrize("scenario", ["zero3", "zero2", "hsdp", "accumulate", "compiled"])
