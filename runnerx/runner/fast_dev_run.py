@@ -44,18 +44,26 @@ def fast_dev_run_hooks(runner: Any, hooks: list) -> list:
     batches = runner.fast_dev_run
     if not batches:
         return hooks
-    from runnerx.hooks import CheckpointHook, LoggerHook, PreemptionHook
-
     runner.logger.info(
         f"fast_dev_run={batches}: train() runs {batches} training iteration(s) and then one "
         f"validation of at most {batches} batch(es); val() and test() run at most {batches} "
         "batch(es); no checkpoints are saved (CheckpointHook and PreemptionHook are left out) "
         "and LoggerHook logs every iteration"
     )
-    for hook in hooks:
-        if isinstance(hook, LoggerHook):
-            hook.interval = 1
-    return [hook for hook in hooks if not isinstance(hook, (CheckpointHook, PreemptionHook))]
+    return [hook for hook in hooks if kept_in_fast_dev_run(runner, hook)]
+
+
+def kept_in_fast_dev_run(runner: Any, hook: Any) -> bool:
+    """Whether ``hook`` takes part in the run: always, unless a fast_dev_run leaves it out
+    (CheckpointHook and PreemptionHook, and their subclasses). A LoggerHook it keeps is set to
+    log every iteration. The Runner asks for its hooks and for each one registered later."""
+    if not runner.fast_dev_run:
+        return True
+    from runnerx.hooks import CheckpointHook, LoggerHook, PreemptionHook
+
+    if isinstance(hook, LoggerHook):
+        hook.interval = 1
+    return not isinstance(hook, (CheckpointHook, PreemptionHook))
 
 
 def limit_loop(runner: Any, loop: Any) -> Any:

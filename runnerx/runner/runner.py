@@ -36,7 +36,12 @@ from .environment import (
     restore_signal_handlers,
     signal_handlers,
 )
-from .fast_dev_run import fast_dev_run_batches, fast_dev_run_hooks, limit_loop
+from .fast_dev_run import (
+    fast_dev_run_batches,
+    fast_dev_run_hooks,
+    kept_in_fast_dev_run,
+    limit_loop,
+)
 from .loops import EpochBasedTrainLoop
 from .mmengine_api import MMEngineRunnerAPI
 from .sanity_check import run_sanity_check, sanity_val_batches
@@ -236,6 +241,9 @@ class Runner(MMEngineRunnerAPI):
             hook = HOOKS.build(hook)
         if priority is not None:
             hook.priority = priority
+        if not kept_in_fast_dev_run(self, hook):
+            self.logger.info(f"fast_dev_run: {type(hook).__name__} is left out")
+            return
         rank = get_priority(hook.priority)
         position = sum(1 for other in self._hooks if get_priority(other.priority) <= rank)
         self._hooks.insert(position, hook)

@@ -100,6 +100,17 @@ def test_epoch_based_training_runs_n_iterations_and_one_validation_of_n_batches(
     assert list(Path(cfg.work_dir).glob("*/vis_data/scalars.json"))
 
 
+def test_hooks_registered_after_the_runner_was_built_follow_the_same_rules(digits_cfg):
+    runner = Runner.from_cfg(smoke_cfg(digits_cfg, 2))
+    runner.register_hook(dict(type="CheckpointHook", interval=1))
+    runner.register_hook(dict(type="LoggerHook", interval=50), priority="LOWEST")
+    runner.train()
+    assert saved_checkpoints(digits_cfg.work_dir) == []
+    assert not any(type(hook).__name__ == "CheckpointHook" for hook in runner.hooks)
+    assert [hook.interval for hook in runner.hooks if type(hook).__name__ == "LoggerHook"] == [1, 1]
+    assert "fast_dev_run: CheckpointHook is left out" in log_text(digits_cfg.work_dir)
+
+
 @pytest.mark.parametrize(("max_iters", "iters"), [(30, 3), (2, 2)])
 def test_iteration_based_training_runs_n_iterations_and_validates_once(
     digits_cfg, max_iters, iters
