@@ -16,7 +16,7 @@ from runnerx.logging import ProgressBar
 from runnerx.registry import LOOPS
 
 from .base_loop import BaseLoop
-from .fast_dev_run import FirstBatches, evaluated_samples
+from .batch_limits import FirstBatches, batch_limit, evaluated_samples
 
 
 def build_eval_loop(
@@ -36,7 +36,14 @@ class _EvalLoop(BaseLoop):
     mode = "val"
     default_sampler = {"type": "DefaultSampler", "shuffle": False}
 
-    def __init__(self, runner: Any, dataloader: Any, evaluator: Any, fp16: bool = False) -> None:
+    def __init__(
+        self,
+        runner: Any,
+        dataloader: Any,
+        evaluator: Any,
+        fp16: bool = False,
+        limit_batches: int | float | None = None,
+    ) -> None:
         step = f"{self.mode}_step"
         if not callable(getattr(runner.model, step, None)):  # said before training starts
             raise TypeError(
@@ -49,9 +56,13 @@ class _EvalLoop(BaseLoop):
         if self.dataset_meta is not None:
             self.evaluator.dataset_meta = self.dataset_meta
         self.fp16 = fp16
+        limit = batch_limit(limit_batches, self.dataloader, f"{self.mode}_cfg.limit_batches")
+        if limit is not None:
+            self.dataloader = FirstBatches(self.dataloader, limit)
 
     def apply_fast_dev_run(self, batches: int) -> None:
-        """Evaluate the first ``batches`` batches only (``fast_dev_run``)."""
+        """Evaluate the first ``batches`` batches only (``fast_dev_run``; within
+        ``limit_batches``)."""
         self.dataloader = FirstBatches(self.dataloader, batches)
 
     def run(self) -> dict:
@@ -96,13 +107,14 @@ class _EvalLoop(BaseLoop):
 
 @LOOPS.register_module()
 class ValLoop(_EvalLoop):
-    """Validation: ``val_cfg=dict()`` (``fp16=True`` evaluates under float16 autocast)."""
+    """Validation: ``val_cfg=dict()`` (``fp16=True`` evaluates under float16 autocast;
+    ``limit_batches=N`` or a share such as ``0.1`` evaluates the first batches only)."""
 
     mode = "val"
 
 
 @LOOPS.register_module()
 class TestLoop(_EvalLoop):
-    """Test: ``test_cfg=dict()``."""
+    """Test: ``test_cfg=dict()`` (``fp16`` and ``limit_batches`` as in :class:`ValLoop`)."""
 
     mode = "test"

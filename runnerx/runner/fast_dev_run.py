@@ -14,7 +14,6 @@ it still runs there, in full.
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 
@@ -82,42 +81,3 @@ def limit_loop(runner: Any, loop: Any) -> Any:
     else:
         apply(batches)
     return loop
-
-
-class FirstBatches:
-    """A dataloader's first ``batches`` batches: iterating gives them, ``len`` counts them,
-    and every other attribute (``dataset``, ``batch_size``, ``sampler``, ...) is the
-    dataloader's own. The loops put it in place of their dataloader for a fast_dev_run."""
-
-    def __init__(self, loader: Any, batches: int) -> None:
-        self.loader = loader
-        self.batches = batches
-
-    def __iter__(self) -> Any:
-        return islice(self.loader, self.batches)
-
-    def __len__(self) -> int:
-        return min(self.batches, len(self.loader))
-
-    def __getattr__(self, name: str) -> Any:  # only asked for what the view itself lacks
-        loader = self.__dict__.get("loader")
-        if loader is None:  # while being copied or unpickled
-            raise AttributeError(name)
-        return getattr(loader, name)
-
-
-def evaluated_samples(dataloader: Any) -> int:
-    """The samples, across ranks, that one pass over ``dataloader`` evaluates, not counting
-    those a sampler repeats to even out the ranks' shares (``Evaluator.evaluate``'s size,
-    which cuts the gathered results to it): the dataset's length, or for
-    :class:`FirstBatches` the first ``batches * batch_size`` samples of each rank (the
-    default samplers deal samples to ranks in turn), at most the whole dataset."""
-    size = len(dataloader.dataset)
-    if not isinstance(dataloader, FirstBatches):
-        return size
-    from runnerx.dist import get_world_size
-
-    batch_size = dataloader.batch_size or getattr(dataloader.batch_sampler, "batch_size", None)
-    if not batch_size:  # then no padding unless the pass reads everything: the dataset's size
-        return size
-    return min(size, dataloader.batches * batch_size * get_world_size())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 import torch
@@ -19,8 +20,8 @@ import torch
 from runnerx.registry import LOOPS
 
 from .base_loop import BaseLoop
+from .batch_limits import FirstBatches, batch_limit
 from .eval_loops import TestLoop, ValLoop, build_eval_loop
-from .fast_dev_run import FirstBatches
 
 __all__ = [
     "BaseLoop",
@@ -167,7 +168,10 @@ class _TrainLoop(BaseLoop):
         batch_size = self.dataloader.batch_size
         if batch_size and hasattr(sampler, "set_consumed"):
             sampler.set_consumed(skip * batch_size)  # the sampler starts at the next unseen one
-            return enumerate(self.dataloader, skip)
+            rest = self.dataloader
+            if isinstance(rest, FirstBatches):  # a limited pass: what is left of the limit
+                rest = islice(rest, len(rest) - skip)
+            return enumerate(rest, skip)
         batches = iter(self.dataloader)  # no resumable sampler: read past the batches done
         for _ in range(skip):
             next(batches)
@@ -229,7 +233,11 @@ class EpochBasedTrainLoop(_TrainLoop):
     MMEngine documents that rule but its loops look one epoch (iteration) ahead, so they
     switch one early: after epoch 279 in that example, and with ``val_interval=3,
     dynamic_intervals=[(4, 1), (6, 2)]`` they skip epoch 5. That contradicts its own docs, so
-    runnerx follows the docs. During epoch N, hooks see N's ``val_interval``, as in MMEngine."""
+    runnerx follows the docs. During epoch N, hooks see N's ``val_interval``, as in MMEngine.
+
+    ``limit_batches=N`` (or a share of the epoch such as ``0.25``) ends each epoch after its
+    first batches (Lightning's ``limit_train_batches``); the epoch length that schedulers,
+    hooks and the log see is the limited one."""
 
     def __init__(
         self,
@@ -239,6 +247,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         val_begin: int = 1,
         val_interval: int = 1,
         dynamic_intervals: list[tuple[int, int]] | None = None,
+        limit_batches: int | float | None = None,
     ) -> None:
         super().__init__(
             runner,
@@ -248,6 +257,9 @@ class EpochBasedTrainLoop(_TrainLoop):
             val_interval,
             dynamic_intervals,
         )
+        limit = batch_limit(limit_batches, self.dataloader, "train_cfg.limit_batches")
+        if limit is not None:
+            self.dataloader = FirstBatches(self.dataloader, limit)
         self._max_epochs = max_epochs
         self._max_iters = max_epochs * len(self.dataloader)
 
@@ -305,7 +317,14 @@ class IterBasedTrainLoop(_TrainLoop):
         val_begin: int = 1,
         val_interval: int = 1000,
         dynamic_intervals: list[tuple[int, int]] | None = None,
+        limit_batches: int | float | None = None,
     ) -> None:
+        if limit_batches is not None:  # taken to say what to set instead
+            raise ValueError(
+                f"train_cfg.limit_batches={limit_batches!r} limits the batches of each epoch, "
+                "but an iteration-based loop (by_epoch=False) has no epochs: lower "
+                "train_cfg.max_iters instead"
+            )
         super().__init__(
             runner,
             dataloader,

@@ -17,8 +17,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .batch_limits import FirstBatches, evaluated_samples
 from .environment import capture_rng_state, restore_rng_state
-from .fast_dev_run import FirstBatches, evaluated_samples
 
 
 def sanity_val_batches(value: Any) -> int:
