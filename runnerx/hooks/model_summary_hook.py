@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from runnerx.hooks.hook import Hook
-from runnerx.model.summary import model_summary
+from runnerx.model.summary import checked_depth, model_summary
 from runnerx.registry import HOOKS
 
 
@@ -22,14 +22,11 @@ class ModelSummaryHook(Hook):
     priority = "VERY_LOW"
 
     def __init__(self, max_depth: int = 1) -> None:
-        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0:
-            raise ValueError(
-                f"ModelSummaryHook: max_depth must be an int >= 0 (0: totals only), got "
-                f"{max_depth!r}"
-            )
-        self.max_depth = max_depth
+        self.max_depth = checked_depth(max_depth, "ModelSummaryHook: max_depth")
 
     def before_train(self, runner: Any) -> None:
         """Log the summary of the model being trained (unwrapped from DDP/FSDP)."""
-        model = getattr(runner, "unwrapped_model", None) or runner.model
+        model = getattr(runner, "unwrapped_model", None)
+        if model is None:  # a runner-like object of a user's own
+            model = runner.model
         runner.logger.info(f"Model summary:\n{model_summary(model, self.max_depth)}")

@@ -12,11 +12,12 @@ the memory its parameters take (ModelSummaryHook logs it when training starts)::
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from torch import nn
 from torch.nn.parameter import is_lazy
 
-__all__ = ["model_summary"]
+__all__ = ["checked_depth", "model_summary"]
 
 _UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
 
@@ -27,8 +28,7 @@ def model_summary(model: nn.Module, max_depth: int = 1) -> str:
     (dotted names; 0: the header only). A parameter shared by several modules is counted once
     in each row that holds it and once in the totals; sharded parameters (FSDP's DTensors)
     count at their full size. Lazy parameters, not sized yet, are counted apart."""
-    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0:
-        raise ValueError(f"max_depth must be an int >= 0, got {max_depth!r}")
+    checked_depth(max_depth)
     total, trainable, size, lazy = _count(model.parameters())
     buffers = sum(buffer.numel() for buffer in model.buffers() if not is_lazy(buffer))
     header = (
@@ -54,6 +54,13 @@ def model_summary(model: nn.Module, max_depth: int = 1) -> str:
         for name, kind, count, train in table
     ]
     return "\n".join([header, *lines])
+
+
+def checked_depth(max_depth: Any, key: str = "max_depth") -> int:
+    """``max_depth`` when it is an int >= 0, else a ValueError naming ``key``."""
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0:
+        raise ValueError(f"{key} must be an int >= 0 (0: the totals line only), got {max_depth!r}")
+    return max_depth
 
 
 def _count(parameters: Iterable[nn.Parameter]) -> tuple[int, int, int, int]:
