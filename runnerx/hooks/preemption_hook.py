@@ -13,6 +13,10 @@ success (0) and failure (1).
 
 A second signal after the first one was noticed takes its default action (the process ends
 at once), so a job that hangs can still be stopped.
+
+``max_time`` (Lightning's ``Trainer(max_time=...)``) does the same when this process has
+trained that long, counted from ``before_train``: a timer thread raises the flag, so the
+iterations pay nothing for it, and the stop comes at the next iteration boundary.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from runnerx.checkpoint.runner_state import point_last_checkpoint
@@ -34,6 +39,8 @@ from runnerx.registry import HOOKS
 #: what ``tools/train.py`` exits with after saving a checkpoint on a stop signal
 #: (EX_TEMPFAIL of sysexits.h: "try again later"; Slurm's ``RequeueExit=75`` requeues on it)
 PREEMPTED_EXIT_CODE = 75
+#: the flag max_time raises: above every signal number, so it wins when ranks disagree
+_TIME_UP = 256
 
 
 @HOOKS.register_module(replaceable=True)
@@ -45,7 +52,12 @@ class PreemptionHook(Hook):
 
     ``signals``: the signals that mean "save and stop". ``requeue_signals``: those after
     which a Slurm batch job requeues itself (SIGUSR1 is Slurm's time-limit warning; SIGTERM
-    usually comes from ``scancel``, which must not bring the job back).
+    usually comes from ``scancel``, which must not bring the job back). ``max_time``: save and
+    stop once this process has trained that long (no requeue): seconds,
+    ``'DD:HH:MM:SS'`` or ``'HH:MM:SS'``, a dict of ``timedelta``'s keywords or a
+    ``timedelta``::
+
+        default_hooks = dict(preemption=dict(max_time='00:11:50:00'))  # 11 h 50 min
     """
 
     priority = "LOWEST"  # after the other hooks' work of the iteration (scheduler, checkpoint)
@@ -54,7 +66,10 @@ class PreemptionHook(Hook):
         self,
         signals: Sequence[str] = ("SIGTERM", "SIGUSR1"),
         requeue_signals: Sequence[str] = ("SIGUSR1",),
+        max_time: float | str | Mapping | timedelta | None = None,
     ) -> None:
+        self.max_time = _seconds(max_time)
+        self._timer: threading.Timer | None = None
         self.signals = [_signal_number(name, "signals") for name in _names(signals)]
         self.requeue_signals = {
             _signal_number(name, "requeue_signals") for name in _names(requeue_signals)
@@ -70,6 +85,7 @@ class PreemptionHook(Hook):
         self._flag = AnyRankFlag()
         self.received = self.preempted_by = None
         self._pid = os.getpid()
+        self._start_timer()
         if threading.current_thread() is not threading.main_thread():
             runner.logger.warning(
                 "PreemptionHook: training runs outside the main thread, where signal handlers "
@@ -88,11 +104,15 @@ class PreemptionHook(Hook):
         if not agreed:
             return
         self.received = agreed  # the same signal on every rank, whichever got it
-        name = signal.Signals(agreed).name
+        name = "max_time" if agreed == _TIME_UP else signal.Signals(agreed).name
         step = runner.iter + 1
         path = os.path.join(runner.work_dir, f"iter_{step}.pth")
         if runner.message_hub.get_info("last_ckpt") != path:  # not just saved by CheckpointHook
-            runner.logger.info(f"{name} received: saving a checkpoint at {step} iterations")
+            reason = f"{name} received"
+            if agreed == _TIME_UP:  # another rank's time may have run out first
+                limit = f" ({timedelta(seconds=self.max_time)})" if self.max_time else ""
+                reason = f"max_time{limit} reached"
+            runner.logger.info(f"{reason}: saving a checkpoint at {step} iterations")
             runner.save_checkpoint(runner.work_dir, os.path.basename(path), by_epoch=False)
             if is_main_process():
                 after_pending_writes(lambda: point_last_checkpoint(runner.work_dir, path))
@@ -103,6 +123,7 @@ class PreemptionHook(Hook):
         """Give the signals back; after a stop, finish the checkpoint, then requeue or say how
         the process will end."""
         self._flag.close()
+        self._stop_timer()
         for number, previous in self._previous.items():
             signal.signal(number, previous)
         self._previous.clear()
@@ -117,6 +138,24 @@ class PreemptionHook(Hook):
             f"Training stopped on {self.preempted_by}; resume with --resume. "
             f"tools/train.py exits with {PREEMPTED_EXIT_CODE}."
         )
+
+    def _start_timer(self) -> None:
+        self._stop_timer()  # one left by a training that failed
+        if self.max_time is None:
+            return
+        timer = threading.Timer(self.max_time, lambda: self._on_time_up(timer))
+        timer.daemon = True
+        self._timer = timer
+        timer.start()
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _on_time_up(self, timer: threading.Timer) -> None:
+        if timer is self._timer and self.received is None:  # not a stale timer, no signal yet
+            self.received = _TIME_UP
 
     def _on_signal(self, number: int, frame: Any) -> None:
         if os.getpid() != self._pid:  # a forked child process
@@ -164,6 +203,33 @@ def _requeue_slurm_job(logger: Any) -> bool:
         return False
     logger.info(f"Requeued the Slurm job {job}; it resumes from the checkpoint just saved.")
     return True
+
+
+def _seconds(max_time: Any) -> float | None:
+    """``max_time`` in seconds (None: no limit), or a ValueError that shows the forms."""
+    if max_time is None:
+        return None
+    seconds = None
+    try:
+        if isinstance(max_time, timedelta):
+            seconds = max_time.total_seconds()
+        elif isinstance(max_time, Mapping):
+            seconds = timedelta(**max_time).total_seconds()
+        elif isinstance(max_time, str) and 2 <= len(max_time.split(":")) <= 4:
+            fields = [float(part) for part in max_time.split(":")]
+            units = (86400, 3600, 60, 1)[-len(fields) :]
+            seconds = sum(value * unit for value, unit in zip(fields, units, strict=True))
+        elif isinstance(max_time, (int, float)) and not isinstance(max_time, bool):
+            seconds = float(max_time)
+    except (TypeError, ValueError):
+        seconds = None
+    if seconds is None or not 0 < seconds < float("inf"):
+        raise ValueError(
+            "PreemptionHook: max_time must be a duration above 0: seconds, 'DD:HH:MM:SS' or "
+            f"'HH:MM:SS', a dict such as dict(hours=11, minutes=50), or a timedelta; got "
+            f"{max_time!r}"
+        )
+    return seconds
 
 
 def _names(value: str | Sequence[str]) -> list[str]:

@@ -18,6 +18,7 @@ from runnerx.checkpoint.runner_state import find_latest_checkpoint
 from runnerx.hooks import Hook, preempted_by
 from runnerx.parallel import model_state_dict
 from runnerx.runner import Runner
+from tests.hooks.test_hooks_preemption import WaitForMaxTimeAtIter  # noqa: F401 (registers it)
 
 ROOT = Path(__file__).parents[2]
 WORLD_SIZE = 2
@@ -79,6 +80,16 @@ def train_and_check(out_dir):
         resumed = Runner.from_cfg(digits_cfg(cfg.work_dir, strategy, resume=True))
         resumed.train()
         outcome[f"{name}/resumed"] = model_state_dict(resumed.model)
+
+    # max_time runs out on rank 1 only (rank 0 has none): both stop at the same boundary
+    rank = dist.get_rank()
+    preemption = dict(max_time=2) if rank == 1 else dict()
+    cfg = digits_cfg(os.path.join(out_dir, "max_time"), None)
+    cfg.default_hooks.preemption = preemption
+    cfg.custom_hooks = [dict(type="WaitForMaxTimeAtIter", at=SIGNALLED_AT, rank=1)]
+    limited = Runner.from_cfg(cfg)
+    limited.train()
+    outcome["max_time/stopped"] = (preempted_by(limited), limited.iter)
     return outcome
 
 
@@ -93,6 +104,11 @@ def test_every_rank_stops_at_the_same_boundary_after_one_rank_is_signalled(outco
     _, ranks = outcomes
     # the ranks agree one iteration after the signal, without waiting inside a step
     assert [rank[f"{strategy}/stopped"] for rank in ranks] == [("SIGUSR1", SIGNALLED_AT + 1)] * 2
+
+
+def test_max_time_on_one_rank_stops_every_rank_at_the_same_boundary(outcomes):
+    _, ranks = outcomes
+    assert [rank["max_time/stopped"] for rank in ranks] == [("max_time", SIGNALLED_AT + 1)] * 2
 
 
 def test_ddp_saves_one_full_file_and_fsdp_a_folder_of_shards(outcomes):

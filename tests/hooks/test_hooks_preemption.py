@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,23 @@ class SignalSelfAtIter(Hook):
     def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
         if runner.iter + 1 == self.at:
             os.kill(os.getpid(), self.signal_number)
+
+
+@HOOKS.register_module()
+class WaitForMaxTimeAtIter(Hook):
+    """During iteration ``at`` (on rank ``rank``, or on every rank), waits up to 30 s for
+    PreemptionHook's max_time to run out, so that the stop falls at a known boundary."""
+
+    def __init__(self, at: int, rank: int | None = None):
+        self.at, self.rank = at, rank
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        if runner.iter + 1 != self.at or self.rank not in (None, runner.rank):
+            return
+        hook = next(hook for hook in runner.hooks if isinstance(hook, PreemptionHook))
+        deadline = time.monotonic() + 30
+        while hook.received is None and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 def digits_cfg(work_dir: Path, **changes) -> Config:
@@ -71,6 +89,51 @@ def test_a_signal_saves_at_the_next_boundary_and_the_resumed_run_is_exact(tmp_pa
     expected, actual = weights(straight), weights(resumed)
     for key, value in expected.items():
         assert torch.equal(value, actual[key]), f"{key} differs after resuming"
+
+
+def test_max_time_saves_and_stops_at_the_next_boundary_and_the_resumed_run_is_exact(tmp_path):
+    straight = Runner.from_cfg(digits_cfg(tmp_path / "straight"))
+    straight.train()
+
+    # 2 s is far more than the first 5 iterations take; iteration 5 waits until it has passed
+    limited = {"default_hooks.preemption": dict(max_time=2)}
+    cfg = digits_cfg(tmp_path / "limited", **limited)
+    cfg.custom_hooks = [dict(type="WaitForMaxTimeAtIter", at=5)]
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert preempted_by(runner) == "max_time" and runner.iter == 5
+    assert find_latest_checkpoint(cfg.work_dir) == os.path.join(cfg.work_dir, "iter_5.pth")
+    (log_file,) = Path(cfg.work_dir).glob("*/*.log")
+    assert "max_time (0:00:02) reached: saving a checkpoint at 5 iterations" in log_file.read_text()
+
+    resumed = Runner.from_cfg(digits_cfg(tmp_path / "limited", resume=True))
+    resumed.train()
+    assert preempted_by(resumed) is None and resumed.iter == 46
+    expected, actual = weights(straight), weights(resumed)
+    for key, value in expected.items():
+        assert torch.equal(value, actual[key]), f"{key} differs after resuming"
+
+
+@pytest.mark.parametrize(
+    ("max_time", "seconds"),
+    [
+        (7.5, 7.5),
+        ("00:01:30:00", 5400),
+        ("01:30:00", 5400),
+        ("02:30", 150),
+        (dict(hours=1, minutes=2), 3720),
+        (timedelta(seconds=5), 5),
+        (None, None),
+    ],
+)
+def test_max_time_takes_lightnings_forms(max_time, seconds):
+    assert PreemptionHook(max_time=max_time).max_time == seconds
+
+
+@pytest.mark.parametrize("max_time", [0, -3, "soon", "90", dict(weeks="x"), True, float("inf")])
+def test_a_bad_max_time_is_refused_with_the_forms_it_takes(max_time):
+    with pytest.raises(ValueError, match=r"PreemptionHook: max_time must be a duration above 0"):
+        PreemptionHook(max_time=max_time)
 
 
 def test_a_signal_in_the_iteration_the_checkpoint_hook_saves_writes_one_checkpoint(tmp_path):
