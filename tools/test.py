@@ -4,6 +4,8 @@ python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.
 python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.pth --out preds.pkl
 python tools/test.py configs/my_tta_config.py work_dirs/my_run/epoch_8.pth --tta
 python tools/test.py configs/digits_convnet.py work_dirs/digits_convnet/epoch_8.pth --fast-dev-run
+python tools/test.py configs/digits_convnet.py last    # what the run in the work dir saved last
+python tools/test.py configs/digits_convnet.py best    # its best_*.pth (save_best)
 """
 
 from __future__ import annotations
@@ -11,14 +13,17 @@ from __future__ import annotations
 import argparse
 
 from runnerx.evaluator.dump_results import add_dump_results, check_pickle_path
-from runnerx.runner.cli import add_common_args, load_config, run
+from runnerx.runner.cli import add_common_args, checkpoint_to_test, load_config, run
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description="Test (and evaluate) a model")
     parser.add_argument("config", help="test config file path")
-    parser.add_argument("checkpoint", help="checkpoint file")
+    parser.add_argument(
+        "checkpoint",
+        help="checkpoint file, or 'last' / 'best': the work dir's last or best checkpoint",
+    )
     parser.add_argument(
         "--out",
         help="also save the model's predictions (one entry per test sample, in dataset order) "
@@ -44,7 +49,10 @@ def main(argv: list[str] | None = None) -> dict:
     """Load the checkpoint's weights and run the config's test loop; return the metrics."""
     args = parse_args(argv)
     cfg = load_config(args)
-    cfg.load_from = args.checkpoint
+    try:
+        cfg.load_from = checkpoint_to_test(args.checkpoint, cfg.work_dir)
+    except FileNotFoundError as error:
+        raise SystemExit(f"tools/test.py: {error}") from None
     cfg.resume = False
     if args.tta:
         from runnerx.hooks.prepare_tta_hook import use_tta_model

@@ -1,5 +1,6 @@
 """End to end: the Runner trains, validates, tests, logs and checkpoints from configs."""
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -14,7 +15,7 @@ from runnerx import HOOKS, MODELS, RUNNERS, Config
 from runnerx.hooks import HOOK_POINTS, Hook
 from runnerx.model import BaseModel
 from runnerx.runner import Runner
-from runnerx.runner.cli import build_runner
+from runnerx.runner.cli import build_runner, checkpoint_to_test
 
 ROOT = Path(__file__).parents[2]
 
@@ -480,3 +481,54 @@ def test_loops_hand_the_dataset_metainfo_to_the_visualizer_and_evaluator(digits_
     runner.visualizer.dataset_meta = None
     runner.train_loop  # noqa: B018
     assert runner.visualizer.dataset_meta == {"classes": classes}
+
+
+def load_test_tool():
+    spec = importlib.util.spec_from_file_location("runnerx_test_tool", ROOT / "tools/test.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tools_test_takes_last_and_best_from_the_work_dir(tmp_path):
+    cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+    cfg.work_dir = str(tmp_path / "work")
+    cfg.merge_from_dict(
+        {
+            "train_cfg.max_epochs": 3,
+            "param_scheduler.1.end": 3,
+            "default_hooks.checkpoint.save_best": "accuracy/top1",
+            "default_hooks.checkpoint.rule": "less",  # the worst epoch: not the last one
+        }
+    )
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    accuracies = [
+        row["accuracy/top1"] for row in scalars(Path(cfg.work_dir))[::-1] if "accuracy/top1" in row
+    ]
+    best_file = runner.message_hub.get_info("best_ckpt")
+    assert Path(best_file).name.startswith("best_accuracy_top1_epoch_")
+    assert checkpoint_to_test("best", cfg.work_dir) == best_file
+    test_tool = load_test_tool()
+    options = ["--work-dir", cfg.work_dir]
+    last = test_tool.main([str(ROOT / "configs/digits_convnet.py"), "last", *options])
+    best = test_tool.main([str(ROOT / "configs/digits_convnet.py"), "best", *options])
+    assert last["accuracy/top1"] == pytest.approx(accuracies[0])  # the last epoch's
+    assert best["accuracy/top1"] == pytest.approx(min(accuracies)) != accuracies[0]
+
+
+def test_last_and_best_say_what_is_missing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"'last': .* has no last_checkpoint file"):
+        checkpoint_to_test("last", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r"'best': one best_\*.pth .* found none"):
+        checkpoint_to_test("best", str(tmp_path / "missing"))
+    for name in ("best_acc_epoch_2.pth", "best_loss_epoch_1.pth", "best_acc_epoch_3.pth.partial"):
+        (tmp_path / name).touch()
+    with pytest.raises(
+        FileNotFoundError, match=r"several: best_acc_epoch_2.pth, best_loss_epoch_1.pth; give one"
+    ):
+        checkpoint_to_test("best", str(tmp_path))
+    (tmp_path / "best").touch()  # a file of that name is taken as it is
+    assert checkpoint_to_test("best", str(tmp_path)) == "best"
+    assert checkpoint_to_test("s3://bucket/epoch_3.pth", str(tmp_path)) == "s3://bucket/epoch_3.pth"
