@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,15 +19,16 @@ from runnerx.registry import HOOKS
 class LoggerHook(Hook):
     """Logs every ``interval`` iterations and after each validation/test epoch (a default hook).
 
-    The lines come from ``runner.log_processor``; training scalars go to
-    ``runner.visualizer.add_scalars`` at step ``runner.iter + 1``, validation metrics at step
-    ``runner.epoch`` (``log_metric_by_epoch`` in an epoch-based run) or ``runner.iter``. The
-    last iteration of an epoch is logged too unless ``ignore_last``; the experiment name every
-    ``interval_exp_name`` iterations. With ``out_dir``, the log files (names ending in
-    ``out_suffix``) are copied to ``out_dir/<work_dir's name>`` when the run ends (and removed
-    from the log dir unless ``keep_local``), through the storage backend of ``out_dir``
-    (``backend_args``, or MMEngine's deprecated ``file_client_args``, naming it, or a prefix
-    registered with ``register_backend``)::
+    The lines come from ``runner.log_processor``; a logged training loss that is NaN or
+    infinite also gets a warning (once per run) that says what usually cures it. Training
+    scalars go to ``runner.visualizer.add_scalars`` at step ``runner.iter + 1``, validation
+    metrics at step ``runner.epoch`` (``log_metric_by_epoch`` in an epoch-based run) or
+    ``runner.iter``. The last iteration of an epoch is logged too unless ``ignore_last``; the
+    experiment name every ``interval_exp_name`` iterations. With ``out_dir``, the log files
+    (names ending in ``out_suffix``) are copied to ``out_dir/<work_dir's name>`` when the run
+    ends (and removed from the log dir unless ``keep_local``), through the storage backend of
+    ``out_dir`` (``backend_args``, or MMEngine's deprecated ``file_client_args``, naming it, or a
+    prefix registered with ``register_backend``)::
 
         default_hooks = dict(logger=dict(type='LoggerHook', interval=50, out_dir='s3://b/logs'))
     """
@@ -75,6 +77,7 @@ class LoggerHook(Hook):
         self.json_log_path: str | None = None  # "<timestamp>.json", set in before_run
         self._copy_dir: str | None = None
         self._epoch_length: int | None = None
+        self._warned_divergence = False
 
     def before_run(self, runner: Any) -> None:
         """Settle where logs are copied to and the name of the test results file."""
@@ -90,6 +93,7 @@ class LoggerHook(Hook):
             self._epoch_length = len(runner.train_dataloader)
         except TypeError:
             self._epoch_length = None
+        self._warned_divergence = False
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
@@ -110,6 +114,28 @@ class LoggerHook(Hook):
         tag, log_str = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
         runner.logger.info(log_str)
         runner.visualizer.add_scalars(tag, step=runner.iter + 1, file_path=self.json_log_path)
+        if not self._warned_divergence:
+            self._warn_if_diverged(runner, tag)
+
+    def _warn_if_diverged(self, runner: Any, tag: dict) -> None:
+        """Warn, once per run, when a logged loss is NaN or infinite: the line alone is easy
+        to miss, and the run would go on saving checkpoints of broken weights."""
+        bad = {
+            name: value
+            for name, value in tag.items()
+            if "loss" in name and isinstance(value, float) and not math.isfinite(value)
+        }
+        if not bad:
+            return
+        self._warned_divergence = True
+        values = ", ".join(f"{name}={value}" for name, value in bad.items())
+        last = runner.message_hub.get_info("last_ckpt")
+        runner.logger.warning(
+            f"{values} at iteration {runner.iter + 1}: training has diverged. A lower learning "
+            "rate, gradient clipping (optim_wrapper.clip_grad=dict(max_norm=1.0)) or, in "
+            "float16, AmpOptimWrapper's loss scaling usually cure it"
+            + (f"; the newest checkpoint is {last}" if last else "")
+        )
 
     def after_val_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from runnerx.hooks import LoggerHook
+from tests.hooks.test_hooks_with_runner import Line, make_runner
 
 
 class LogProcessorStub:
@@ -150,3 +151,39 @@ def test_a_dataloader_without_length_has_no_epoch_end(logged):
 def test_bad_arguments_are_named(kwargs, error, message):
     with pytest.raises(error, match=message):
         LoggerHook(**kwargs)
+
+
+class DivergingLine(Line):
+    """Line whose loss turns NaN from its ``at``-th training step on."""
+
+    def __init__(self, at):
+        super().__init__()
+        self.at, self.steps = at, 0
+
+    def forward(self, inputs, labels=None, mode="tensor"):
+        outputs = super().forward(inputs, labels, mode)
+        if mode == "loss":
+            self.steps += 1
+            if self.steps >= self.at:
+                outputs = {"loss": outputs["loss"] * float("nan")}
+        return outputs
+
+
+@pytest.mark.parametrize(("at", "warned"), [(4, True), (100, False)])
+def test_a_loss_that_turns_nan_is_warned_about_once(tmp_path, at, warned):
+    runner = make_runner(
+        tmp_path,
+        model=DivergingLine(at),
+        default_hooks=dict(checkpoint=None, logger=dict(type="LoggerHook", interval=2)),
+    )
+    runner.train()  # training goes on: the warning only says so
+    assert runner.iter == 8
+    with open(os.path.join(runner.log_dir, f"{runner.timestamp}.log")) as file:
+        text = file.read()
+    warnings = [line for line in text.splitlines() if "training has diverged" in line]
+    if not warned:
+        assert warnings == []
+        return
+    assert len(warnings) == 1  # nan is logged again at iterations 6 and 8, not warned again
+    assert " - WARNING - loss=nan at iteration 4: training has diverged." in warnings[0]
+    assert "optim_wrapper.clip_grad=dict(max_norm=1.0)" in warnings[0]
