@@ -35,6 +35,13 @@ def batch_limit(value: Any, dataloader: Any, key: str) -> int | None:
     )
 
 
+def limited(dataloader: Any, value: Any, key: str) -> Any:
+    """``dataloader``, or its first batches when ``value`` (the config's ``key``, checked by
+    :func:`batch_limit`) sets a limit: what the loops put in place of their dataloader."""
+    limit = batch_limit(value, dataloader, key)
+    return dataloader if limit is None else FirstBatches(dataloader, limit)
+
+
 class FirstBatches:
     """A dataloader's first ``batches`` batches: iterating gives them, ``len`` counts them,
     and every other attribute (``dataset``, ``batch_size``, ``sampler``, ...) is the

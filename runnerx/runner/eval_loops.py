@@ -16,7 +16,7 @@ from runnerx.logging import ProgressBar
 from runnerx.registry import LOOPS
 
 from .base_loop import BaseLoop
-from .batch_limits import FirstBatches, batch_limit, evaluated_samples
+from .batch_limits import FirstBatches, evaluated_samples, limited
 
 
 def build_eval_loop(
@@ -56,9 +56,7 @@ class _EvalLoop(BaseLoop):
         if self.dataset_meta is not None:
             self.evaluator.dataset_meta = self.dataset_meta
         self.fp16 = fp16
-        limit = batch_limit(limit_batches, self.dataloader, f"{self.mode}_cfg.limit_batches")
-        if limit is not None:
-            self.dataloader = FirstBatches(self.dataloader, limit)
+        self.dataloader = limited(self.dataloader, limit_batches, f"{self.mode}_cfg.limit_batches")
 
     def apply_fast_dev_run(self, batches: int) -> None:
         """Evaluate the first ``batches`` batches only (``fast_dev_run``; within

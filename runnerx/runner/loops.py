@@ -20,7 +20,7 @@ import torch
 from runnerx.registry import LOOPS
 
 from .base_loop import BaseLoop
-from .batch_limits import FirstBatches, batch_limit
+from .batch_limits import FirstBatches, limited
 from .eval_loops import TestLoop, ValLoop, build_eval_loop
 
 __all__ = [
@@ -257,9 +257,7 @@ class EpochBasedTrainLoop(_TrainLoop):
             val_interval,
             dynamic_intervals,
         )
-        limit = batch_limit(limit_batches, self.dataloader, "train_cfg.limit_batches")
-        if limit is not None:
-            self.dataloader = FirstBatches(self.dataloader, limit)
+        self.dataloader = limited(self.dataloader, limit_batches, "train_cfg.limit_batches")
         self._max_epochs = max_epochs
         self._max_iters = max_epochs * len(self.dataloader)
 
