@@ -14,9 +14,11 @@ success (0) and failure (1).
 A second signal after the first one was noticed takes its default action (the process ends
 at once), so a job that hangs can still be stopped.
 
-``max_time`` (Lightning's ``Trainer(max_time=...)``) does the same when this process has
-trained that long, counted from ``before_train``: a timer thread raises the flag, so the
-iterations pay nothing for it, and the stop comes at the next iteration boundary.
+``max_time`` (Lightning's ``Trainer(max_time=...)``) does the same once the training has
+taken that long, as Lightning counts it: wall time from ``before_train``, validation
+included, plus the time of the runs it resumes from (every checkpoint records the total in
+``meta['train_time']``, in seconds). A timer thread raises the flag, so the iterations pay
+nothing for it, and the stop comes at the next iteration boundary.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
@@ -53,11 +56,14 @@ class PreemptionHook(Hook):
     ``signals``: the signals that mean "save and stop". ``requeue_signals``: those after
     which a Slurm batch job requeues itself (SIGUSR1 is Slurm's time-limit warning; SIGTERM
     usually comes from ``scancel``, which must not bring the job back). ``max_time``: save and
-    stop once this process has trained that long (no requeue): seconds,
-    ``'DD:HH:MM:SS'`` or ``'HH:MM:SS'``, a dict of ``timedelta``'s keywords or a
-    ``timedelta``::
+    stop once the training has taken that long, the runs it resumed from included (no
+    requeue): seconds, ``'DD:HH:MM:SS'`` or ``'HH:MM:SS'``, a dict of ``timedelta``'s keywords
+    or a ``timedelta``::
 
         default_hooks = dict(preemption=dict(max_time='00:11:50:00'))  # 11 h 50 min
+
+    For a job's own time limit, which starts again with each requeued job, use the scheduler's
+    warning signal instead (Slurm: ``#SBATCH --signal=USR1@90``).
     """
 
     priority = "LOWEST"  # after the other hooks' work of the iteration (scheduler, checkpoint)
@@ -79,13 +85,16 @@ class PreemptionHook(Hook):
         self._previous: dict[int, Any] = {}
         self._flag: AnyRankFlag | None = None
         self._pid = os.getpid()
+        self._started: float | None = None  # time.monotonic() at before_train
+        self.time_before = 0.0  # seconds trained by the runs this one resumed from
 
     def before_train(self, runner: Any) -> None:
         """Take over the stop signals for the length of the training."""
         self._flag = AnyRankFlag()
         self.received = self.preempted_by = None
         self._pid = os.getpid()
-        self._start_timer()
+        self._started = time.monotonic()
+        self._start_timer(runner)
         if threading.current_thread() is not threading.main_thread():
             runner.logger.warning(
                 "PreemptionHook: training runs outside the main thread, where signal handlers "
@@ -94,6 +103,22 @@ class PreemptionHook(Hook):
             return
         for number in self.signals:
             self._previous[number] = signal.signal(number, self._on_signal)
+
+    def before_save_checkpoint(self, runner: Any, checkpoint: dict) -> None:
+        """Record the training's wall time so far (seconds, resumed runs included) in
+        ``meta['train_time']``."""
+        checkpoint.setdefault("meta", {})["train_time"] = round(self.train_time(), 3)
+
+    def train_time(self) -> float:
+        """Seconds of training so far: this run's (from ``before_train`` to ``after_train``)
+        and those of the runs it resumed from."""
+        if self._started is None:
+            return self.time_before
+        return self.time_before + time.monotonic() - self._started
+
+    def after_load_checkpoint(self, runner: Any, checkpoint: dict) -> None:
+        """On resume: take over the time the earlier runs trained."""
+        self.time_before = float(checkpoint.get("meta", {}).get("train_time", 0.0))
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
@@ -124,6 +149,7 @@ class PreemptionHook(Hook):
         the process will end."""
         self._flag.close()
         self._stop_timer()
+        self.time_before, self._started = self.train_time(), None
         for number, previous in self._previous.items():
             signal.signal(number, previous)
         self._previous.clear()
@@ -139,11 +165,22 @@ class PreemptionHook(Hook):
             f"tools/train.py exits with {PREEMPTED_EXIT_CODE}."
         )
 
-    def _start_timer(self) -> None:
+    def _start_timer(self, runner: Any) -> None:
         self._stop_timer()  # one left by a training that failed
         if self.max_time is None:
             return
-        timer = threading.Timer(self.max_time, lambda: self._on_time_up(timer))
+        left = self.max_time - self.time_before
+        if self.time_before:
+            used = timedelta(seconds=round(self.time_before))
+            runner.logger.info(
+                f"max_time: the runs this one resumes from trained for {used} of "
+                f"{timedelta(seconds=self.max_time)}"
+                + ("; stopping after the first iteration" if left <= 0 else "")
+            )
+        if left <= 0:
+            self.received = _TIME_UP
+            return
+        timer = threading.Timer(left, lambda: self._on_time_up(timer))
         timer.daemon = True
         self._timer = timer
         timer.start()

@@ -4,6 +4,7 @@ tools/train.py exits with the documented code; a second signal ends the process 
 
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -112,6 +113,48 @@ def test_max_time_saves_and_stops_at_the_next_boundary_and_the_resumed_run_is_ex
     expected, actual = weights(straight), weights(resumed)
     for key, value in expected.items():
         assert torch.equal(value, actual[key]), f"{key} differs after resuming"
+
+
+def train_time(path: str) -> float:
+    return torch.load(path, weights_only=True)["meta"]["train_time"]
+
+
+def test_max_time_counts_the_runs_a_resume_continues_as_lightning_does(tmp_path):
+    cfg = digits_cfg(tmp_path, **{"default_hooks.preemption": dict(max_time=2)})
+    cfg.custom_hooks = [dict(type="WaitForMaxTimeAtIter", at=5)]
+    Runner.from_cfg(cfg).train()
+    first = train_time(os.path.join(cfg.work_dir, "iter_5.pth"))
+    assert 2 <= first < 30  # the waiting iteration ran until max_time was up
+
+    # the same limit again: the earlier run used it up, so the resumed one stops at once
+    resumed = Runner.from_cfg(
+        digits_cfg(tmp_path, resume=True, **{"default_hooks.preemption": dict(max_time=2)})
+    )
+    resumed.train()
+    assert preempted_by(resumed) == "max_time" and resumed.iter == 6
+    second = train_time(os.path.join(cfg.work_dir, "iter_6.pth"))
+    assert first < second < first + 30  # the new run's time added to the old
+    log = max(Path(cfg.work_dir).glob("*/*.log")).read_text()
+    assert re.search(r"trained for 0:00:0\d of 0:00:02; stopping after the first iteration", log)
+
+    # a longer limit: the rest of the training fits; its checkpoints go on counting
+    longer = {"default_hooks.preemption": dict(max_time=3600)}
+    finished = Runner.from_cfg(digits_cfg(tmp_path, resume=True, **longer))
+    finished.train()
+    assert preempted_by(finished) is None and finished.iter == 46
+    assert train_time(os.path.join(cfg.work_dir, "epoch_2.pth")) > second
+
+
+def test_every_checkpoint_records_the_training_time_so_far(tmp_path):
+    runner = Runner.from_cfg(digits_cfg(tmp_path))
+    runner.train()
+    one, two = (train_time(os.path.join(tmp_path, f"epoch_{n}.pth")) for n in (1, 2))
+    assert 0 < one < two
+    hook = next(hook for hook in runner.hooks if isinstance(hook, PreemptionHook))
+    assert two <= hook.train_time()  # frozen at after_train: idle time is not training
+    frozen = hook.train_time()
+    time.sleep(0.05)
+    assert hook.train_time() == frozen
 
 
 @pytest.mark.parametrize(
