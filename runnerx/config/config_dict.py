@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 from addict import Dict
@@ -146,6 +147,14 @@ def config_key_path(cfg: Any) -> str | None:
         node, key = owner
         parts.append(str(key))
     return ".".join(reversed(parts))
+
+
+def keyed_copy(cfg: Mapping[str, Any], key: str) -> ConfigDict:
+    """A shallow copy of ``cfg`` that errors while building it name as the config key
+    ``key`` (``cfg.train_cfg``), wherever it came from: for the builders that take a dict
+    apart before they build it."""
+    copied = cfg.copy() if isinstance(cfg, ConfigDict) else ConfigDict(cfg)
+    return ConfigDict({key: copied})[key]
 
 
 def _adopt(value: Any, owner: ConfigDict, key: Any) -> Any:

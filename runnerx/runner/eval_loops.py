@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from runnerx.config.config_dict import keyed_copy
 from runnerx.logging import ProgressBar
 from runnerx.registry import LOOPS
 
@@ -23,11 +24,10 @@ def build_eval_loop(
     runner: Any, dataloader: Any, loop_cfg: dict, evaluator: Any, default: type
 ) -> Any:
     """The val/test loop ``val_cfg`` / ``test_cfg`` asks for (``default`` when no type)."""
-    loop_cfg = dict(loop_cfg)
-    if "type" in loop_cfg:
-        defaults = {"runner": runner, "dataloader": dataloader, "evaluator": evaluator}
-        return LOOPS.build(loop_cfg, default_args=defaults)
-    return default(runner, dataloader, evaluator, **loop_cfg)
+    loop_cfg = keyed_copy(loop_cfg, f"{default.mode}_cfg")
+    loop_cfg.setdefault("type", default)
+    defaults = {"runner": runner, "dataloader": dataloader, "evaluator": evaluator}
+    return LOOPS.build(loop_cfg, default_args=defaults)
 
 
 class _EvalLoop(BaseLoop):

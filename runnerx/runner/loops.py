@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from runnerx.config.config_dict import keyed_copy
 from runnerx.registry import LOOPS
 
 from .base_loop import BaseLoop
@@ -38,19 +39,18 @@ _UNSET = object()
 
 def build_train_loop(runner: Any, dataloader: Any, loop_cfg: dict) -> Any:
     """The training loop ``train_cfg`` asks for: ``type=...`` or ``by_epoch=True/False``."""
-    loop_cfg = dict(loop_cfg)
+    loop_cfg = keyed_copy(loop_cfg, "train_cfg")
     if "type" in loop_cfg and "by_epoch" in loop_cfg:  # MMEngine refuses it too
         raise RuntimeError(
             "train_cfg has both type and by_epoch: give one of them, e.g. "
             "type='EpochBasedTrainLoop' or by_epoch=True"
         )
-    if "type" in loop_cfg:
-        return LOOPS.build(loop_cfg, default_args={"runner": runner, "dataloader": dataloader})
-    by_epoch = loop_cfg.pop("by_epoch", _UNSET)
-    if by_epoch is _UNSET:
-        raise KeyError("train_cfg needs type=... or by_epoch=True/False")
-    loop = EpochBasedTrainLoop if by_epoch else IterBasedTrainLoop
-    return loop(runner, dataloader, **loop_cfg)
+    if "type" not in loop_cfg:
+        by_epoch = loop_cfg.pop("by_epoch", _UNSET)
+        if by_epoch is _UNSET:
+            raise KeyError("train_cfg needs type=... or by_epoch=True/False")
+        loop_cfg["type"] = EpochBasedTrainLoop if by_epoch else IterBasedTrainLoop
+    return LOOPS.build(loop_cfg, default_args={"runner": runner, "dataloader": dataloader})
 
 
 class _TrainLoop(BaseLoop):

@@ -134,6 +134,25 @@ def test_train_cfg_with_both_type_and_by_epoch_is_refused(digits_cfg):
         runner.build_train_loop(dict(type="EpochBasedTrainLoop", by_epoch=True, max_epochs=1))
 
 
+@pytest.mark.parametrize(
+    ("key", "loop_cfg", "named"),
+    [
+        ("train_cfg", dict(by_epoch=True, max_epoch=2), "max_epochs"),
+        ("train_cfg", dict(by_epoch=False, max_iter=20), "max_iters"),
+        ("train_cfg", dict(type="EpochBasedTrainLoop", max_epoch=2), "max_epochs"),
+        ("val_cfg", dict(limit_batch=3), "limit_batches"),
+        ("test_cfg", dict(fp_16=True), "fp16"),
+    ],
+)
+def test_a_misspelt_loop_argument_is_named_with_its_config_key(digits_cfg, key, loop_cfg, named):
+    digits_cfg[key] = loop_cfg
+    runner = Runner.from_cfg(digits_cfg)
+    build = {"train_cfg": "train_loop", "val_cfg": "val_loop", "test_cfg": "test_loop"}[key]
+    with pytest.raises(TypeError, match=rf"cfg\.{key} .*did you mean '{named}'\?"):
+        getattr(runner, build)
+    assert digits_cfg[key] == loop_cfg  # the user's config is left as it was
+
+
 def test_param_scheduler_without_optim_wrapper_is_refused_when_built(digits_cfg):
     for key in ("train_dataloader", "train_cfg", "optim_wrapper"):
         digits_cfg.pop(key)
