@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -132,6 +133,14 @@ def _check_keys(cfg: dict[str, Any], cfg_key: str) -> None:
         raise TypeError(
             f"{cfg_key}.{key} is not a dataloader option; {hint}(the options: {', '.join(known)})"
         )
+    for key, least in (("batch_size", 1), ("num_workers", 0), ("prefetch_factor", 1)):
+        value = cfg.get(key)
+        whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        if value is not None and (not whole or value < least):
+            raise ValueError(
+                f"{cfg_key}.{key} must be an int >= {least}, but got {value!r} "
+                f"({type(value).__name__})"
+            )
     if cfg.get("shuffle"):
         raise ValueError(
             f"{cfg_key}.shuffle: the sampler shuffles; write "

@@ -2,6 +2,7 @@
 
 import copy
 import functools
+import re
 
 import pytest
 import torch
@@ -162,3 +163,25 @@ def test_a_configured_worker_init_fn_replaces_the_seeding_one():
     assert build_dataloader(digits_cfg(worker_init_fn=None), seed=3).worker_init_fn is None
     with pytest.raises(TypeError, match=r"train_dataloader\.worker_init_fn must be a callable"):
         build_dataloader(digits_cfg(worker_init_fn=dict(tag=1)))
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("batch_size", "64"),
+        ("batch_size", 0),
+        ("batch_size", 2.0),
+        ("num_workers", "2"),
+        ("num_workers", -1),
+        ("prefetch_factor", True),
+    ],
+)
+def test_a_count_that_is_not_a_whole_number_is_refused_naming_its_key(key, value):
+    expected = rf"train_dataloader\.{key} must be an int >= \d, but got {re.escape(repr(value))} \("
+    with pytest.raises(ValueError, match=expected):
+        build_dataloader(digits_cfg(**{key: value}), cfg_key="train_dataloader")
+
+
+def test_batch_size_none_still_turns_batching_off():
+    loader = build_dataloader(digits_cfg(batch_size=None, collate_fn=None))
+    assert loader.batch_size is None and loader.batch_sampler is None
