@@ -4,7 +4,7 @@ Importing this package registers the built-in hooks in ``HOOKS``; the registry i
 first time it is looked up.
 """
 
-from .build import DEFAULT_HOOKS, build_hooks, format_hook_table
+from .build import DEFAULT_HOOKS, build_hooks, format_hook_table, misnamed_points
 from .checkpoint_hook import CheckpointHook
 from .early_stopping_hook import EarlyStoppingHook
 from .ema_hook import EMAHook
@@ -47,5 +47,6 @@ __all__ = [
     "build_runner_with_tta",
     "format_hook_table",
     "get_priority",
+    "misnamed_points",
     "preempted_by",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 
 from runnerx.hooks.hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
 from runnerx.registry import HOOKS
+from runnerx.suggest import close_matches
 
 #: The hooks every run has unless ``default_hooks`` turns one off with None (MMEngine's set,
 #: ``preemption``: a checkpoint before the job is stopped, and ``model_summary``: the model's
@@ -123,3 +124,26 @@ def format_hook_table(hooks: Sequence[Hook]) -> str:
         if labels:
             sections.append(f"{point}:\n" + "\n".join(labels) + "\n -------------------- ")
     return "\n".join(sections)
+
+
+def misnamed_points(hook: Hook) -> list[str]:
+    """A warning for each method of ``hook``'s class named like a hook point that is none
+    (``after_train_iteration``): the Runner's loops never call it, and nothing else says so.
+    (A custom loop's own points, called with ``runner.call_hook``, are the exception.)"""
+    kind = type(hook)
+    names = {
+        name
+        for klass in kind.__mro__
+        if klass not in (Hook, object)
+        for name, value in vars(klass).items()
+        if name.startswith(("before_", "after_")) and callable(value)
+    }
+    warnings = []
+    for name in sorted(names - set(HOOK_POINTS)):
+        close = close_matches(name, HOOK_POINTS, n=2)
+        hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+        warnings.append(
+            f"{kind.__name__}.{name} is not a hook point, so the Runner's loops never call it "
+            f"(only a custom loop that calls runner.call_hook({name!r}) does){hint}"
+        )
+    return warnings

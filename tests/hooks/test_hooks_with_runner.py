@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.utils.data import Dataset
 
-from runnerx.hooks import EarlyStoppingHook, ParamSchedulerHook
+from runnerx.hooks import EarlyStoppingHook, Hook, ParamSchedulerHook, misnamed_points
 from runnerx.model import BaseModel
 from runnerx.registry import LOOPS
 from runnerx.runner import BaseLoop, Runner
@@ -132,3 +132,42 @@ def test_early_stopping_accepts_the_built_in_loops(tmp_path):
     hook = EarlyStoppingHook(monitor="loss")
     hook.before_train(runner)  # the built-in loop can stop: no error
     assert runner.train_loop.stop_training is False
+
+
+class MisnamedHook(Hook):
+    """A user's hook with two methods named almost like hook points, and a helper."""
+
+    def after_train_iteration(self, runner, batch_idx, data_batch=None, outputs=None):
+        raise AssertionError("never called")
+
+    def before_epoch(self, runner):
+        raise AssertionError("never called")
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        self.called = True
+
+    def log_line(self):  # not named like a point: no warning
+        pass
+
+
+def test_a_method_named_like_a_hook_point_that_is_none_is_warned_of(tmp_path):
+    runner = make_runner(tmp_path, custom_hooks=[MisnamedHook()])
+    runner.register_hook(MisnamedHook())
+    runner.train()
+    log = next(tmp_path.glob("*/*.log")).read_text()
+    iteration = "MisnamedHook.after_train_iteration is not a hook point"
+    assert log.count(iteration) == 2  # from custom_hooks, then from register_hook
+    assert "did you mean 'after_train_iter'" in log
+    assert "MisnamedHook.before_epoch is not a hook point" in log
+    assert "log_line" not in log and "after_train_iter is not" not in log
+    misnamed = [hook for hook in runner.hooks if isinstance(hook, MisnamedHook)]
+    assert len(misnamed) == 2 and all(getattr(hook, "called", False) for hook in misnamed)
+
+
+def test_the_built_in_hooks_have_no_misnamed_points():
+    import runnerx.hooks as hooks_package
+
+    classes = [getattr(hooks_package, name) for name in hooks_package.__all__]
+    hook_classes = [c for c in classes if isinstance(c, type) and issubclass(c, Hook)]
+    assert len(hook_classes) > 10
+    assert [w for c in hook_classes for w in misnamed_points(c.__new__(c))] == []
