@@ -49,7 +49,9 @@ def load_checkpoint(
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"checkpoint not found: {path}")
+        what = "a folder, not a checkpoint file" if os.path.isdir(path) else "no such file"
+        where = "" if os.path.isabs(path) else f", read from {os.getcwd()}"
+        raise FileNotFoundError(f"checkpoint not found: {path} ({what}{where})")
     return read_checkpoint(path, path, map_location, unsafe_load)
 
 

@@ -7,8 +7,10 @@ versions, time), ``state_dict`` (the model), ``optimizer``, ``param_schedulers``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -194,7 +196,8 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
     """As MMEngine decides: ``resume=True`` with ``load_from`` resumes from ``load_from``,
     without it from the newest checkpoint of the work dir (or starts, when there is none);
     ``resume='path'`` resumes from that file; otherwise ``load_from`` loads weights only.
-    (``tools/train.py --resume`` clears ``load_from``, as OpenMMLab's tools do.)"""
+    (``tools/train.py --resume`` clears ``load_from``, as OpenMMLab's tools do.) A missing
+    file's error starts with the key that named it."""
     wait_for_pending_writes()  # a checkpoint this process is still finishing counts
     if resume:
         if isinstance(resume, str):
@@ -202,11 +205,22 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
         else:
             path = load_from or find_latest_checkpoint(runner.work_dir)
         if path:
-            runner.resume(path)
+            with _named_by("resume" if isinstance(resume, str) or not load_from else "load_from"):
+                runner.resume(path)
             return
         runner.logger.info(f"resume=True but {runner.work_dir} has no checkpoint yet: starting")
     elif load_from:
-        runner.load_checkpoint(load_from)
+        with _named_by("load_from"):
+            runner.load_checkpoint(load_from)
+
+
+@contextlib.contextmanager
+def _named_by(key: str) -> Iterator[None]:
+    """A missing checkpoint file is reported with the config key that named it."""
+    try:
+        yield
+    except FileNotFoundError as err:
+        raise FileNotFoundError(f"{key}: {err}") from err
 
 
 def _continue_seed(runner: Any, saved: Any) -> None:

@@ -9,6 +9,7 @@ the run's own folder in the work dir.
 
 from __future__ import annotations
 
+import numbers
 import os
 import platform
 import random
@@ -55,6 +56,11 @@ def set_random_seed(
     adds the rank so that ranks differ; ``deterministic`` asks torch for deterministic
     algorithms (slower) and turns cuDNN benchmarking off.
     """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+        raise TypeError(
+            f"randomness.seed must be an int, or None for a random one that all ranks share, "
+            f"but got {seed!r} ({type(seed).__name__})"
+        )
     if seed is None:
         seed = broadcast_object(random.randint(0, 2**31 - 1))
     if diff_rank_seed:

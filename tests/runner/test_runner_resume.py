@@ -355,3 +355,32 @@ def test_checkpoints_carry_the_dataset_meta_and_a_resume_checks_it(tmp_path):
     resumed.train()
     log = Path(resumed.log_dir, f"{resumed.timestamp}.log").read_text()
     assert "the training dataset's metainfo differs from the one the checkpoint" in log
+
+
+@pytest.mark.parametrize(
+    ("resume", "load_from", "key"),
+    [
+        (False, "missing/epoch_3.pth", "load_from"),
+        (True, "missing/epoch_3.pth", "load_from"),
+        ("missing/epoch_3.pth", None, "resume"),
+    ],
+)
+def test_a_missing_checkpoint_is_named_by_its_key_and_where_it_was_looked_for(
+    tmp_path, monkeypatch, resume, load_from, key
+):
+    monkeypatch.chdir(tmp_path)
+    cfg = digits_cfg(tmp_path / "work", resume=resume, load_from=load_from)
+    runner = Runner.from_cfg(cfg)
+    expected = (
+        f"{key}: checkpoint not found: missing/epoch_3.pth (no such file, read from {tmp_path})"
+    )
+    with pytest.raises(FileNotFoundError) as caught:
+        runner.train()
+    assert str(caught.value) == expected
+    assert runner.iter == 0
+
+
+@pytest.mark.parametrize("seed", ["abc", 1.5, True])
+def test_a_seed_that_is_not_an_int_is_refused_naming_randomness_seed(tmp_path, seed):
+    with pytest.raises(TypeError, match=rf"randomness\.seed must be an int.* got {seed!r} \("):
+        Runner.from_cfg(digits_cfg(tmp_path, randomness=dict(seed=seed)))
