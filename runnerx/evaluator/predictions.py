@@ -27,6 +27,7 @@ def batch_field(data_samples: Mapping | Sequence, key: str, metric: str) -> torc
     Per-sample values (tensors, or Python numbers such as ``gt_label=3``) are stacked;
     ``metric`` names the metric asking, for the error when ``key`` is missing.
     """
+    _check_form(data_samples, metric)
     try:
         if isinstance(data_samples, Mapping):
             return torch.as_tensor(data_samples[key])
@@ -36,6 +37,28 @@ def batch_field(data_samples: Mapping | Sequence, key: str, metric: str) -> torc
             f"{metric} needs {key!r} in the model's predictions, but they have "
             f"{_keys(data_samples)}; return it from the model's predict mode"
         ) from None
+
+
+def _check_form(data_samples: Any, metric: str) -> None:
+    if isinstance(data_samples, Mapping) or (
+        isinstance(data_samples, Sequence)
+        and not isinstance(data_samples, str)
+        and (not data_samples or isinstance(data_samples[0], Mapping))
+    ):
+        return
+    shape = getattr(data_samples, "shape", None)
+    got = (
+        "a "
+        + type(data_samples).__name__
+        + (f" of shape {tuple(shape)}" if shape is not None else "")
+    )
+    if isinstance(data_samples, Sequence) and data_samples:
+        got = f"a {type(data_samples).__name__} of {type(data_samples[0]).__name__}"
+    raise TypeError(
+        f"{metric} reads the model's predictions (what val_step / test_step return) as a dict "
+        f"of batched values or a list of per-sample dicts, but got {got}; return e.g. "
+        "dict(pred_score=logits.softmax(-1), gt_label=data_samples) from forward(mode='predict')"
+    )
 
 
 def _keys(data_samples: Any) -> str:

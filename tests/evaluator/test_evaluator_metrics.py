@@ -112,6 +112,15 @@ def test_accuracy_missing_field_names_it():
         Accuracy().process(None, [dict(pred_score=torch.rand(3))])
 
 
+@pytest.mark.parametrize(
+    ("predictions", "got"),
+    [(torch.rand(4, 3), r"a Tensor of shape \(4, 3\)"), ([torch.rand(3)], "a list of Tensor")],
+)
+def test_accuracy_names_predictions_of_the_wrong_form_and_the_form_it_reads(predictions, got):
+    with pytest.raises(TypeError, match=rf"Accuracy reads .* per-sample dicts, but got {got}; "):
+        Accuracy().process(None, predictions)
+
+
 @pytest.mark.parametrize("topk", [0, (1, -2), ()])
 def test_accuracy_rejects_bad_topk(topk):
     with pytest.raises(ValueError, match="topk"):
