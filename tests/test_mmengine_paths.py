@@ -137,6 +137,12 @@ _BACKEND_MODULES_NAMES = {
 _BACKEND_MODULES = [f"mmengine.fileio.backends.{module}" for module in _BACKEND_MODULES_NAMES]
 _BACKEND_REGISTRY = ["backends", "prefix_to_backends", "register_backend"]
 _CLUSTER = {"MemcachedBackend", "PetrelBackend"}
+_EXTERNAL_CHECKPOINTS = [
+    "get_deprecated_model_names",
+    "get_external_models",
+    "get_mmcls_models",
+    "get_torchvision_models",
+]
 
 #: MMEngine path -> {name: "runnerx module" or "runnerx module:attribute.path"}
 COVERED: dict[str, dict[str, str]] = {
@@ -263,6 +269,7 @@ COVERED: dict[str, dict[str, str]] = {
         "ValLoop": "runnerx.runner.eval_loops",
         "autocast": "runnerx.optim.amp_optim_wrapper",
         "find_latest_checkpoint": "runnerx.checkpoint.runner_state",
+        **dict.fromkeys(_EXTERNAL_CHECKPOINTS, "runnerx.checkpoint.model_zoo"),
         "get_priority": "runnerx.hooks.hook",
         "get_state_dict": "runnerx.checkpoint.model_state",
         "load_checkpoint": "runnerx.checkpoint.model_state",
@@ -283,6 +290,11 @@ COVERED: dict[str, dict[str, str]] = {
         "load_checkpoint": "runnerx.checkpoint.model_state",
         "load_from_http": "runnerx.checkpoint.loader",
         "load_from_local": "runnerx.checkpoint.loader",
+        **dict.fromkeys(
+            (*_EXTERNAL_CHECKPOINTS, "load_from_mmcls", "load_from_openmmlab"),
+            "runnerx.checkpoint.model_zoo",
+        ),
+        "load_from_torchvision": "runnerx.checkpoint.model_zoo",
         "load_state_dict": "runnerx.checkpoint.model_state",
         "save_checkpoint": "runnerx.checkpoint.model_state",
         "weights_to_cpu": "runnerx.checkpoint.model_state",
@@ -473,13 +485,6 @@ COVERED: dict[str, dict[str, str]] = {
     ),
 }
 
-_EXTERNAL_CHECKPOINTS = [
-    "get_deprecated_model_names",
-    "get_external_models",
-    "get_mmcls_models",
-    "get_torchvision_models",
-]
-
 #: MMEngine's names at each path that runnerx does not offer (yet)
 NOT_PORTED: dict[str, set[str]] = {
     "mmengine": {
@@ -507,12 +512,9 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.visualization": {"AimVisBackend", "NeptuneVisBackend"},
     "mmengine.visualization.visualizer": set(),
     "mmengine.visualization.vis_backend": {"AimVisBackend", "NeptuneVisBackend", "force_init_env"},
-    "mmengine.runner": set(_EXTERNAL_CHECKPOINTS),
-    "mmengine.runner.checkpoint": {
-        *_EXTERNAL_CHECKPOINTS,
-        *["load_from_ceph", "load_from_mmcls", "load_from_openmmlab", "load_from_pavi"],
-        "load_from_torchvision",
-    },
+    "mmengine.runner": set(),
+    # OpenMMLab's cluster storage (Ceph through petrel, PAVI): clients not on PyPI
+    "mmengine.runner.checkpoint": {"load_from_ceph", "load_from_pavi"},
     "mmengine.runner.amp": set(),
     "mmengine.runner.activation_checkpointing": set(),
     "mmengine.runner.base_loop": set(),

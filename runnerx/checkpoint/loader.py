@@ -31,6 +31,7 @@ from runnerx.fileio.backends.registry_utils import uri_prefix
 
 from .io import load_checkpoint as load_local_checkpoint
 from .io import read_checkpoint
+from .model_zoo import load_from_mmcls, load_from_openmmlab, load_from_torchvision
 
 Reader = Callable[[str, Any], Any]
 
@@ -158,5 +159,15 @@ def load_from_http(
 
 
 CheckpointLoader.register_scheme(("http://", "https://"), load_from_http)
+CheckpointLoader.register_scheme(("torchvision://", "modelzoo://"), load_from_torchvision)
+CheckpointLoader.register_scheme(("open-mmlab://", "openmmlab://"), load_from_openmmlab)
+CheckpointLoader.register_scheme("mmcls://", load_from_mmcls)
 #: the readers that take ``unsafe_load`` (a user's registered reader loads as it loads)
-_OWN_READERS = (load_from_local, load_from_backend, load_from_http)
+_OWN_READERS = (
+    load_from_local,
+    load_from_backend,
+    load_from_http,
+    load_from_torchvision,
+    load_from_openmmlab,
+    load_from_mmcls,
+)

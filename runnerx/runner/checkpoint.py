@@ -25,6 +25,15 @@ from runnerx.checkpoint.model_state import (
     save_checkpoint,
     weights_to_cpu,
 )
+from runnerx.checkpoint.model_zoo import (
+    get_deprecated_model_names,
+    get_external_models,
+    get_mmcls_models,
+    get_torchvision_models,
+    load_from_mmcls,
+    load_from_openmmlab,
+    load_from_torchvision,
+)
 from runnerx.checkpoint.runner_state import find_latest_checkpoint
 
 _load_checkpoint = CheckpointLoader.load_checkpoint
@@ -34,10 +43,17 @@ _load_checkpoint_to_model = load_checkpoint_to_model  # mmdet's DetInferencer im
 __all__ = [
     "CheckpointLoader",
     "find_latest_checkpoint",
+    "get_deprecated_model_names",
+    "get_external_models",
+    "get_mmcls_models",
     "get_state_dict",
+    "get_torchvision_models",
     "load_checkpoint",
     "load_from_http",
     "load_from_local",
+    "load_from_mmcls",
+    "load_from_openmmlab",
+    "load_from_torchvision",
     "load_state_dict",
     "save_checkpoint",
     "weights_to_cpu",

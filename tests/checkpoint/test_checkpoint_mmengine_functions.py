@@ -201,8 +201,8 @@ def test_registered_prefixes_and_unknown_ones():
         assert CheckpointLoader.load_checkpoint("mydisk://a.pth") == "replaced"
     finally:
         CheckpointLoader._schemes.pop("mydisk://")
-    with pytest.raises(ValueError, match=r"no checkpoint reader for open-mmlab://"):
-        CheckpointLoader.load_checkpoint("open-mmlab://resnet50_v1c")
+    with pytest.raises(ValueError, match=r"no checkpoint reader for pavi://"):
+        CheckpointLoader.load_checkpoint("pavi://model.pth")
 
 
 def test_priority_enum_matches_mmengines_and_orders_hooks(make_runner):

@@ -145,7 +145,7 @@ def test_pretrained_refuses_checkpoints_with_arbitrary_objects(tmp_path):
     with pytest.raises(pickle.UnpicklingError):
         initialize(Net(), dict(type="Pretrained", checkpoint=str(tmp_path / "evil.pth")))
     with pytest.raises(ValueError, match="runnerx reads local paths and http"):
-        initialize(Net(), dict(type="Pretrained", checkpoint="torchvision://resnet50"))
+        initialize(Net(), dict(type="Pretrained", checkpoint="pavi://model.pth"))
 
 
 def test_init_weights_runs_once_and_reaches_base_module_containers():
