@@ -2,6 +2,7 @@
 
 import logging
 import os
+import sys
 
 import mmengine.utils.dl_utils as mm
 import numpy as np
@@ -89,6 +90,21 @@ def test_collect_env_has_mmengine_keys_and_runnerx():
     assert env["PyTorch"] == torch.__version__ and env["runnerx"] == __version__
     assert env["CUDA available"] == torch.cuda.is_available()
     assert "PyTorch built with" in env["PyTorch compiling details"]
+
+
+def test_collect_env_reports_an_optional_package_that_does_not_import(monkeypatch):
+    class BrokenFinder:  # torchvision installed for another torch: its import raises
+        def find_spec(self, name, path=None, target=None):
+            if name == "torchvision":
+                raise RuntimeError("operator torchvision::nms does not exist")
+
+    monkeypatch.delitem(sys.modules, "torchvision", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [BrokenFinder(), *sys.meta_path])
+    env = rx.collect_env()
+    assert env["TorchVision"] == (
+        "does not import (RuntimeError: operator torchvision::nms does not exist)"
+    )
+    assert env["PyTorch"] == torch.__version__
 
 
 @pytest.fixture

@@ -54,6 +54,8 @@ def collect_env() -> dict[str, object]:
             env[key] = __import__(module).__version__
         except ImportError:
             pass
+        except Exception as error:  # installed but broken (a build for another torch)
+            env[key] = f"does not import ({type(error).__name__}: {error})"
     env["runnerx"] = __version__
     return env
 
