@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from runnerx.config.config_dict import keyed_copy
 from runnerx.registry import LOG_PROCESSORS, VISUALIZERS
 
 from .log_processor import LogProcessor
@@ -40,10 +41,13 @@ def build_run_logging(
     ``log_dir``), each from a config dict or given built; all of them current."""
     logger = get_run_logger(os.path.join(log_dir, f"{timestamp}.log"), log_level)
     if isinstance(log_processor, dict):
-        log_processor = LOG_PROCESSORS.build({"type": "LogProcessor", **log_processor})
+        log_processor = LOG_PROCESSORS.build(
+            keyed_copy({"type": "LogProcessor", **log_processor}, "log_processor")
+        )
     if isinstance(visualizer, dict) or visualizer is None:
         visualizer = VISUALIZERS.build(
-            {"name": name, **(visualizer or DEFAULT_VISUALIZER)}, default_args={"save_dir": log_dir}
+            keyed_copy({"name": name, **(visualizer or DEFAULT_VISUALIZER)}, "visualizer"),
+            default_args={"save_dir": log_dir},
         )
     hub = MessageHub.new_instance(name)
     make_current(logger, hub, visualizer)

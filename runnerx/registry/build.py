@@ -132,7 +132,7 @@ def _with_context(err: Exception, type_value: Any, obj_type: Any, cfg: Mapping) 
     head = (
         f"while building {origin}" if path is None else f"while building {_where(cfg)} ({origin})"
     )
-    detail = (str(err) or type(err).__name__) + _did_you_mean_argument(err, obj_type)
+    detail = (str(err) or type(err).__name__) + did_you_mean_argument(err, obj_type)
     message = f"{head}: {detail}"
     wrapped: Exception | None
     try:
@@ -148,7 +148,7 @@ def _with_context(err: Exception, type_value: Any, obj_type: Any, cfg: Mapping) 
     return wrapped
 
 
-def _did_you_mean_argument(err: Exception, obj_type: Any) -> str:
+def did_you_mean_argument(err: Exception, obj_type: Any) -> str:
     """For an unexpected keyword argument, the closest argument the type (or a class it
     inherits from) takes: ``milestone`` -> ``; did you mean 'milestones'?``."""
     found = re.search(r"unexpected keyword argument '(\w+)'", str(err))

@@ -153,6 +153,28 @@ def test_a_misspelt_loop_argument_is_named_with_its_config_key(digits_cfg, key, 
     assert digits_cfg[key] == loop_cfg  # the user's config is left as it was
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("log_processor", dict(window_sizee=10), r"cfg\.log_processor .*'window_size'\?"),
+        (
+            "visualizer",
+            dict(type="Visualizer", vis_backend=[]),
+            r"cfg\.visualizer .*'vis_backends'\?",
+        ),
+        (
+            "param_scheduler",
+            [dict(type="LinearLR", start_factr=0.1, by_epoch=False, end=5)],
+            r"param_scheduler\[0\] \(type='LinearLR'\): .*did you mean 'start_factor'\?",
+        ),
+    ],
+)
+def test_a_misspelt_argument_of_a_run_part_is_named_with_its_key(digits_cfg, key, value, expected):
+    digits_cfg[key] = value
+    with pytest.raises(TypeError, match=expected):
+        Runner.from_cfg(digits_cfg).train()
+
+
 def test_param_scheduler_without_optim_wrapper_is_refused_when_built(digits_cfg):
     for key in ("train_dataloader", "train_cfg", "optim_wrapper"):
         digits_cfg.pop(key)

@@ -8,6 +8,7 @@ from typing import Any
 
 from runnerx.optim.scheduler.param_scheduler import INF, named_optim_wrappers
 from runnerx.registry import PARAM_SCHEDULERS, DefaultScope, NotRegisteredError, RegistryKeyError
+from runnerx.registry.build import did_you_mean_argument
 from runnerx.suggest import close_matches
 
 
@@ -161,7 +162,7 @@ def _build_one(
     try:
         return build(**args)
     except Exception as err:
-        raise _with_where(err, shown) from err
+        raise _with_where(err, shown, did_you_mean_argument(err, scheduler_class)) from err
 
 
 def _scheduler_class(type_value: Any, scope: str | None, where: str) -> Any:
@@ -183,12 +184,13 @@ def _scheduler_class(type_value: Any, scope: str | None, where: str) -> Any:
     raise RegistryKeyError(f"{where}: {NotRegisteredError(type_value, registries)}")
 
 
-def _with_where(err: Exception, shown: str) -> Exception:
-    """``err`` with ``shown`` in front of its message: the same type where it can be made."""
-    message = f"{shown}: {err}"
+def _with_where(err: Exception, shown: str, hint: str = "") -> Exception:
+    """``err`` with ``shown`` in front of its message (and ``hint`` after it): the same type
+    where it can be made."""
+    message = f"{shown}: {err}{hint}"
     if isinstance(err, KeyError):
         return RegistryKeyError(message)
     try:
         return type(err)(message)
     except Exception:
-        return RuntimeError(f"{shown}: {type(err).__name__}: {err}")
+        return RuntimeError(f"{shown}: {type(err).__name__}: {err}{hint}")
