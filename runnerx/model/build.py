@@ -7,6 +7,8 @@ from torch import nn
 from runnerx.config import ConfigDict
 from runnerx.registry import MODELS
 
+from .base_model.base_model import check_forward_takes_mode
+
 
 def build_model(
     model: nn.Module | dict, data_preprocessor: dict | None = None, init_weights: bool = True
@@ -14,6 +16,7 @@ def build_model(
     """The module a Runner trains: a config dict built from MODELS (given the Runner's
     ``data_preprocessor`` when the dict names none), or a module as it is; then, with
     ``init_weights``, its ``init_weights()`` (a Runner skips that when weights are loaded).
+    A BaseModel whose ``forward`` takes no ``mode`` is refused here, before training.
 
     .. code-block:: python
 
@@ -26,6 +29,7 @@ def build_model(
         model = MODELS.build(model)
     elif not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module or a config dict, got {type(model)}")
+    check_forward_takes_mode(model)
     if init_weights and callable(getattr(model, "init_weights", None)):
         model.init_weights()
     return model

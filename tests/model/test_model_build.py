@@ -40,3 +40,41 @@ def test_weights_are_initialised_unless_they_will_be_loaded():
 def test_anything_else_is_refused_with_what_was_expected():
     with pytest.raises(TypeError, match="nn.Module or a config dict, got <class 'str'>"):
         build_model("BuildTestNet")
+
+
+class WithoutMode(BaseModel):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, inputs, data_samples=None):
+        return self.fc(inputs)
+
+
+class WithoutModeOwnSteps(WithoutMode):
+    """Its own steps call forward as they like: no mode needed."""
+
+    def train_step(self, data, optim_wrapper):
+        return {}
+
+    def val_step(self, data):
+        return self(**data)
+
+    test_step = val_step
+
+
+class ModeInKeywords(WithoutMode):
+    def forward(self, inputs, **kwargs):
+        return self.fc(inputs)
+
+
+def test_a_forward_without_mode_is_refused_when_the_base_steps_would_pass_it():
+    with pytest.raises(
+        TypeError,
+        match=r"WithoutMode\.forward\(inputs, data_samples=None\) "
+        r"takes no 'mode' argument, but BaseModel's train_step, val_step, "
+        r"test_step call forward",
+    ):
+        build_model(WithoutMode())
+    for model in (WithoutModeOwnSteps(), ModeInKeywords()):
+        assert build_model(model) is model

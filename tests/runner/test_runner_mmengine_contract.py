@@ -11,7 +11,7 @@ from torch import nn
 from runnerx import HOOKS, LOOPS, MODELS
 from runnerx.hooks import Hook, get_priority
 from runnerx.optim import OptimWrapper
-from runnerx.registry import VISUALIZERS, Registry
+from runnerx.registry import VISUALIZERS, DefaultScope, Registry
 from runnerx.runner import IterBasedTrainLoop, Runner
 from runnerx.visualization import Visualizer
 
@@ -265,9 +265,11 @@ class PackageVisualizer(Visualizer):
     """A task visualizer registered only in its package's scope (as DetLocalVisualizer)."""
 
 
-def test_the_visualizer_is_built_in_the_configs_default_scope(digits_cfg):
+def test_the_visualizer_is_built_in_the_configs_default_scope(digits_cfg, monkeypatch):
     """MMEngine sets the default scope before it builds the visualizer, so a package's
     configs name their own visualizer without a scope prefix."""
+    # the package's scope stays current after the run (as in MMEngine): not for later tests
+    monkeypatch.setattr(DefaultScope, "_current", DefaultScope.get_current_instance())
     digits_cfg.default_scope = "contract_vis_pkg"
     digits_cfg.visualizer = dict(
         type="PackageVisualizer", vis_backends=[dict(type="LocalVisBackend")]

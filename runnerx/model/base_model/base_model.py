@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping
 from typing import Any
@@ -199,6 +200,33 @@ def call_module(module: nn.Module) -> Any:
     ):
         return module.forward
     return module
+
+
+def check_forward_takes_mode(model: nn.Module) -> None:
+    """Refuse, when the model is built, a BaseModel whose ``forward`` cannot take ``mode``
+    although BaseModel's own ``train_step`` / ``val_step`` / ``test_step`` pass it (without
+    this check the first step fails with Python's bare "unexpected keyword argument")."""
+    if not isinstance(model, BaseModel):
+        return
+    kind = type(model)
+    steps = [
+        name
+        for name in ("train_step", "val_step", "test_step")
+        if getattr(kind, name) is getattr(BaseModel, name)
+    ]
+    try:
+        signature = inspect.signature(model.forward)
+    except (TypeError, ValueError):  # a forward without a signature: left to the call
+        return
+    parameters = signature.parameters.values()
+    if not steps or any(p.name == "mode" or p.kind is p.VAR_KEYWORD for p in parameters):
+        return
+    raise TypeError(
+        f"{kind.__name__}.forward{signature} takes no 'mode' argument, but BaseModel's "
+        f"{', '.join(steps)} call forward(**data, mode=...) with 'loss' (training) or "
+        "'predict' (validation, test); add mode='tensor' to forward's arguments and return a "
+        "dict of losses for 'loss' (see runnerx.model.BaseModel), or override those steps"
+    )
 
 
 def _all_tensors(items: list | tuple) -> bool:
