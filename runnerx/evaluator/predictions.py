@@ -46,14 +46,11 @@ def _check_form(data_samples: Any, metric: str) -> None:
         and (not data_samples or isinstance(data_samples[0], Mapping))
     ):
         return
-    shape = getattr(data_samples, "shape", None)
-    got = (
-        "a "
-        + type(data_samples).__name__
-        + (f" of shape {tuple(shape)}" if shape is not None else "")
-    )
+    got = f"a {type(data_samples).__name__}"
     if isinstance(data_samples, Sequence) and data_samples:
-        got = f"a {type(data_samples).__name__} of {type(data_samples[0]).__name__}"
+        got += f" of {type(data_samples[0]).__name__}"
+    elif getattr(data_samples, "shape", None) is not None:
+        got += f" of shape {tuple(data_samples.shape)}"
     raise TypeError(
         f"{metric} reads the model's predictions (what val_step / test_step return) as a dict "
         f"of batched values or a list of per-sample dicts, but got {got}; return e.g. "
