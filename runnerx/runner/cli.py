@@ -93,35 +93,35 @@ def checkpoint_to_test(checkpoint: str, work_dir: str) -> str:
     """The checkpoint ``tools/test.py CONFIG CHECKPOINT`` loads: ``checkpoint`` as given, or,
     when it is ``last`` or ``best`` and no such file exists, the one the run in ``work_dir``
     saved last (what its ``last_checkpoint`` names) or its best (the one ``best_*.pth`` that
-    ``CheckpointHook(save_best=...)`` keeps there); a FileNotFoundError says what is missing."""
+    ``CheckpointHook(save_best=...)`` keeps in the work dir, or beside the last checkpoint
+    when a local ``out_dir`` holds them); a FileNotFoundError says what is missing."""
     if checkpoint not in ("last", "best") or os.path.exists(checkpoint):
         return checkpoint
     from runnerx.checkpoint.runner_state import find_latest_checkpoint
 
+    last = find_latest_checkpoint(work_dir)
     if checkpoint == "last":
-        found = find_latest_checkpoint(work_dir)
-        if found is None:
+        if last is None:
             raise FileNotFoundError(
                 f"'last': {work_dir} has no last_checkpoint file (no run saved a checkpoint "
                 "there); give a checkpoint path, or --work-dir of the training run"
             )
-        return found
-    best = (
-        sorted(
-            name
-            for name in os.listdir(work_dir)
-            if name.startswith("best_") and not name.endswith(".partial")  # a sharded one half done
-        )
-        if os.path.isdir(work_dir)
-        else []
-    )
+        return last
+    folders = list(dict.fromkeys([work_dir, *([os.path.dirname(last)] if last else [])]))
+    best = [
+        os.path.join(folder, name)
+        for folder in folders
+        if os.path.isdir(folder)
+        for name in sorted(os.listdir(folder))
+        if name.startswith("best_") and not name.endswith(".partial")  # a sharded one half done
+    ]
     if len(best) != 1:
         found = f"several: {', '.join(best)}; give one of them" if best else "none"
         raise FileNotFoundError(
-            f"'best': one best_*.pth checkpoint in {work_dir} was expected (saved by "
-            f"default_hooks.checkpoint.save_best), found {found}"
+            f"'best': one best_*.pth checkpoint in {' or '.join(folders)} was expected (saved "
+            f"by default_hooks.checkpoint.save_best), found {found}"
         )
-    return os.path.join(work_dir, best[0])
+    return best[0]
 
 
 def build_runner(cfg: Config) -> Any:

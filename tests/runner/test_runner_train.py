@@ -517,6 +517,24 @@ def test_tools_test_takes_last_and_best_from_the_work_dir(tmp_path):
     assert best["accuracy/top1"] == pytest.approx(min(accuracies)) != accuracies[0]
 
 
+def test_best_is_found_beside_the_last_checkpoint_in_a_local_out_dir(tmp_path):
+    cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+    cfg.work_dir = str(tmp_path / "work")
+    cfg.merge_from_dict(
+        {
+            "train_cfg.max_epochs": 2,
+            "param_scheduler.1.end": 2,
+            "default_hooks.checkpoint.save_best": "accuracy/top1",
+            "default_hooks.checkpoint.out_dir": str(tmp_path / "out"),
+        }
+    )
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    best_file = runner.message_hub.get_info("best_ckpt")
+    assert Path(best_file).parent == tmp_path / "out" / "work"  # not in the work dir
+    assert checkpoint_to_test("best", cfg.work_dir) == best_file
+
+
 def test_last_and_best_say_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"'last': .* has no last_checkpoint file"):
@@ -525,9 +543,8 @@ def test_last_and_best_say_what_is_missing(tmp_path, monkeypatch):
         checkpoint_to_test("best", str(tmp_path / "missing"))
     for name in ("best_acc_epoch_2.pth", "best_loss_epoch_1.pth", "best_acc_epoch_3.pth.partial"):
         (tmp_path / name).touch()
-    with pytest.raises(
-        FileNotFoundError, match=r"several: best_acc_epoch_2.pth, best_loss_epoch_1.pth; give one"
-    ):
+    several = rf"several: {tmp_path}/best_acc_epoch_2.pth, {tmp_path}/best_loss_epoch_1.pth; "
+    with pytest.raises(FileNotFoundError, match=several):
         checkpoint_to_test("best", str(tmp_path))
     (tmp_path / "best").touch()  # a file of that name is taken as it is
     assert checkpoint_to_test("best", str(tmp_path)) == "best"
