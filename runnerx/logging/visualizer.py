@@ -16,6 +16,7 @@ import os
 import warnings
 from typing import Any
 
+from runnerx.config.config_dict import keyed_copy
 from runnerx.dist import master_only
 from runnerx.registry import VISBACKENDS, VISUALIZERS
 from runnerx.utils.manager import ManagerMixin
@@ -184,7 +185,7 @@ class Visualizer(DrawingMixin, ManagerMixin):
                 f"visualizer.vis_backends[{index}] must be a backend config dict or a "
                 f"BaseVisBackend, got {type(spec).__name__}"
             )
-        spec = dict(spec)
+        spec = keyed_copy(spec, f"visualizer.vis_backends[{index}]")  # named so in errors
         name = spec.pop("name", None)
         if spec.get("save_dir") is None and backend_dir is not None:
             spec["save_dir"] = backend_dir

@@ -163,6 +163,11 @@ def test_a_misspelt_loop_argument_is_named_with_its_config_key(digits_cfg, key, 
             r"cfg\.visualizer .*'vis_backends'\?",
         ),
         (
+            "visualizer",
+            dict(type="Visualizer", vis_backends=[dict(type="LocalVisBackend", save_dirr="x")]),
+            r"cfg\.visualizer\.vis_backends\[0\] .*'save_dir'\?",
+        ),
+        (
             "param_scheduler",
             [dict(type="LinearLR", start_factr=0.1, by_epoch=False, end=5)],
             r"param_scheduler\[0\] \(type='LinearLR'\): .*did you mean 'start_factor'\?",
