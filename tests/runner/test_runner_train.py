@@ -490,19 +490,20 @@ def load_test_tool():
     return module
 
 
-def test_tools_test_takes_last_and_best_from_the_work_dir(tmp_path):
+def trained_saving_best(work_dir: Path, epochs: int, **checkpoint) -> tuple[Config, Runner]:
+    """The digits example trained for ``epochs``, its CheckpointHook keeping the best top-1."""
     cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
-    cfg.work_dir = str(tmp_path / "work")
-    cfg.merge_from_dict(
-        {
-            "train_cfg.max_epochs": 3,
-            "param_scheduler.1.end": 3,
-            "default_hooks.checkpoint.save_best": "accuracy/top1",
-            "default_hooks.checkpoint.rule": "less",  # the worst epoch: not the last one
-        }
-    )
+    cfg.work_dir = str(work_dir)
+    cfg.merge_from_dict({"train_cfg.max_epochs": epochs, "param_scheduler.1.end": epochs})
+    cfg.default_hooks.checkpoint.update(save_best="accuracy/top1", **checkpoint)
     runner = Runner.from_cfg(cfg)
     runner.train()
+    return cfg, runner
+
+
+def test_tools_test_takes_last_and_best_from_the_work_dir(tmp_path):
+    # rule='less': the worst epoch, not the last one
+    cfg, runner = trained_saving_best(tmp_path / "work", 3, rule="less")
     accuracies = [
         row["accuracy/top1"] for row in scalars(Path(cfg.work_dir))[::-1] if "accuracy/top1" in row
     ]
@@ -518,18 +519,7 @@ def test_tools_test_takes_last_and_best_from_the_work_dir(tmp_path):
 
 
 def test_best_is_found_beside_the_last_checkpoint_in_a_local_out_dir(tmp_path):
-    cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
-    cfg.work_dir = str(tmp_path / "work")
-    cfg.merge_from_dict(
-        {
-            "train_cfg.max_epochs": 2,
-            "param_scheduler.1.end": 2,
-            "default_hooks.checkpoint.save_best": "accuracy/top1",
-            "default_hooks.checkpoint.out_dir": str(tmp_path / "out"),
-        }
-    )
-    runner = Runner.from_cfg(cfg)
-    runner.train()
+    cfg, runner = trained_saving_best(tmp_path / "work", 2, out_dir=str(tmp_path / "out"))
     best_file = runner.message_hub.get_info("best_ckpt")
     assert Path(best_file).parent == tmp_path / "out" / "work"  # not in the work dir
     assert checkpoint_to_test("best", cfg.work_dir) == best_file
