@@ -86,7 +86,9 @@ class PreemptionHook(Hook):
         self._flag: AnyRankFlag | None = None
         self._pid = os.getpid()
         self._started: float | None = None  # time.monotonic() at before_train
-        self.time_before = 0.0  # seconds trained by the runs this one resumed from
+        # seconds trained before this run began (by the runs it resumed from); after the
+        # run, the whole training's
+        self.time_before = 0.0
 
     def before_train(self, runner: Any) -> None:
         """Take over the stop signals for the length of the training."""
