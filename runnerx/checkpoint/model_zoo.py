@@ -12,7 +12,8 @@ OpenMMLab configs name pretrained weights this way, and they load here unchanged
   and ``ResNet50_Weights.IMAGENET1K_V2`` (any case) name one weight; a bare ``resnet50`` means
   what torchvision's legacy ``pretrained=True`` loaded, ``IMAGENET1K_V1`` (``DEFAULT`` for the
   two models without such weights, vit_h_14 and regnet_y_128gf, whose ``pretrained=True``
-  torchvision refuses).
+  torchvision refuses). The names torchvision 0.12 gave some of those files, which MMEngine
+  still lists (``inception_v3_google``, ``shufflenetv2_x1.0``), name them too.
 - ``open-mmlab://NAME`` (or ``openmmlab://NAME``) and ``mmcls://NAME`` look NAME up in the
   user's table (``open_mmlab.json`` / ``mmcls.json`` in :func:`runnerx_home`), then in the
   tables an installed mmengine (or mmcv) ships, read as data without importing it. A value is
@@ -45,6 +46,14 @@ ENV_RUNNERX_HOME = "RUNNERX_HOME"
 #: each table's file in the user's home and in the packages that ship one, in the order asked
 _USER_TABLES = {"open-mmlab": "open_mmlab.json", "mmcls": "mmcls.json"}
 _ZOO_TABLES = {"mmcls": "mmcls.json", "deprecated": "deprecated.json"}
+#: torchvision 0.12's names of the models renamed since, as MMEngine's table still has them
+_TORCHVISION_012_NAMES = {
+    "inception_v3_google": "inception_v3",
+    **{
+        f"shufflenetv2_x{w}": f"shufflenet_v2_x{w.replace('.', '_')}"
+        for w in ("0.5", "1.0", "1.5", "2.0")
+    },
+}
 _PACKAGE_TABLES = (
     ("mmengine", "hub", {"open-mmlab": "openmmlab.json", **_ZOO_TABLES}),
     ("mmcv", "model_zoo", {"open-mmlab": "open_mmlab.json", **_ZOO_TABLES}),  # mmcv 1.x
@@ -98,8 +107,10 @@ def load_from_torchvision(
         )
     urls = _torchvision_urls(filename)
     name = filename.split("://", 1)[1]
-    model, dot, weights = name.lower().partition(".")
-    key = model.removesuffix("_weights") + dot + weights
+    key = name.lower()
+    if key not in _TORCHVISION_012_NAMES:  # their dots are not the weights' dots
+        model, dot, weights = key.partition(".")
+        key = model.removesuffix("_weights") + dot + weights
     if key not in urls:
         import torchvision
 
@@ -160,6 +171,7 @@ def _torchvision_urls(filename: str) -> dict[str, str]:
         urls[f"{model}.default"] = members["DEFAULT"].url
         for weight in weights:
             urls[f"{model}.{weight.name.lower()}"] = weight.url
+    urls.update((old, urls[new]) for old, new in _TORCHVISION_012_NAMES.items() if new in urls)
     return urls
 
 

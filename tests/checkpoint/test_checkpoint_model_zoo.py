@@ -147,7 +147,7 @@ def test_torchvision_urls_are_mmengines():
     mmengine = pytest.importorskip("mmengine.runner.checkpoint")
     ours, theirs = get_torchvision_models(), mmengine.get_torchvision_models()
     names = set(models.list_models(models))
-    dotted = {key: url for key, url in ours.items() if "." in key}
+    dotted = {key: url for key, url in ours.items() if key.split(".")[0] in names and "." in key}
     assert dotted == {key: theirs.get(key) for key in dotted}
     # MMEngine's other dotted names are torchvision 0.12's (shufflenetv2_x0.5), not a model's
     legacy = {key for key in theirs if "." in key and key not in dotted}
@@ -156,6 +156,19 @@ def test_torchvision_urls_are_mmengines():
     listed = set(ours.values())
     for name in names & set(theirs):
         assert theirs[name] == ours[name] or theirs[name] not in listed, name
+
+
+def test_torchvision_012_names_in_mmengines_table_load_their_files(hub):
+    """inception_v3_google and shufflenetv2_x1.0 (torchvision 0.12's names, in MMEngine's
+    table) name the files MMEngine gives them; x1.5 and x2.0, which had none, today's."""
+    models = import_torchvision().models
+    mmengine = pytest.importorskip("mmengine.runner.checkpoint")
+    ours, theirs = get_torchvision_models(), mmengine.get_torchvision_models()
+    old = ["inception_v3_google", "shufflenetv2_x0.5", "shufflenetv2_x1.0"]
+    assert {name: ours[name] for name in old} == {name: theirs[name] for name in old}
+    assert ours["shufflenetv2_x1.5"] == models.ShuffleNet_V2_X1_5_Weights.IMAGENET1K_V1.url
+    checkpoint = cache(hub, ours["shufflenetv2_x1.0"], weights(0))
+    assert same(CheckpointLoader.load_checkpoint("torchvision://shufflenetv2_x1.0"), checkpoint)
 
 
 def test_bare_torchvision_names_are_the_legacy_pretrained_weights(monkeypatch):
