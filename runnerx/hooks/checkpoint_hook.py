@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import math
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,18 +15,15 @@ from runnerx.dist import is_main_process
 from runnerx.fileio import LocalBackend, after_pending_writes, wait_for_pending_writes
 from runnerx.fileio.paths import backend_args_of
 from runnerx.fileio.store_copies import out_dir_backend, require, store_path
-from runnerx.hooks.hook import Hook
-from runnerx.hooks.metric_rule import (
-    DEFAULT_GREATER_KEYS,
-    DEFAULT_LESS_KEYS,
-    RULES,
-    check_rule,
-    infer_rule,
+from runnerx.hooks.best_checkpoints import (
+    BestCheckpoints,
+    best_rules,
+    remove_checkpoint,
+    upload_when_complete,
 )
+from runnerx.hooks.hook import Hook
+from runnerx.hooks.metric_rule import DEFAULT_GREATER_KEYS, DEFAULT_LESS_KEYS, infer_rule
 from runnerx.registry import HOOKS
-from runnerx.suggest import close_matches
-
-_WORST = {"greater": -math.inf, "less": math.inf}
 
 
 @HOOKS.register_module()
@@ -48,6 +43,8 @@ class CheckpointHook(Hook):
     the best value so far, by ``rule`` ('greater'/'less', inferred from the name when left out;
     ``greater_keys``/``less_keys`` replace the names it goes by); when a new best is saved, the
     newest periodic checkpoint is saved again so that it records the new best (as MMEngine).
+    ``max_keep_best=k`` (runnerx's, Lightning's ``save_top_k``) keeps the k best of each metric
+    instead of one (see :class:`~runnerx.hooks.best_checkpoints.BestCheckpoints`).
     ``published_keys`` (e.g. ``['meta', 'state_dict']``): after training, the last and best
     checkpoints are also written with only those entries as ``<name>-<sha256[:8]>.pth``.
     Temporary files that a crash left behind are removed when training starts.
@@ -85,6 +82,7 @@ class CheckpointHook(Hook):
         backend_args: dict | None = None,
         published_keys: str | Sequence[str] | None = None,
         save_begin: int = 0,
+        max_keep_best: int = 1,
     ) -> None:
         for name, value in (("interval", interval), ("max_keep_ckpts", max_keep_ckpts)):
             if isinstance(value, bool) or not isinstance(value, int):
@@ -121,30 +119,14 @@ class CheckpointHook(Hook):
         self.less_keys = _names(less_keys, "less_keys") or self._default_less_keys
         self.save_best = _names(save_best, "save_best")
         self.published_keys = _names(published_keys, "published_keys")
-        self.rules = self._check_rules(rule)
+        self.rules = best_rules(self.save_best, rule, self._infer)
+        self._best = BestCheckpoints(max_keep_best, self.save_best)
+        self.max_keep_best = max_keep_best
         self.last_ckpt: str | None = None
         self._out_dir: str | None = None  # settled in before_train
         self._copies: CheckpointCopies | None = None
         self._kept_steps: list[int] = []
-        self._best_paths: dict[str, str | None] = {}
-
-    def _check_rules(self, rule: str | list[str] | None) -> dict[str, str | None]:
-        """The rule of each ``save_best`` metric (None for 'auto' until the first metrics)."""
-        if "auto" in self.save_best and len(self.save_best) > 1:
-            raise ValueError("CheckpointHook: save_best='auto' cannot be combined with other keys")
-        rules = rule if isinstance(rule, (list, tuple)) else [rule]
-        if len(rules) not in (1, len(self.save_best)):
-            raise ValueError(
-                f"CheckpointHook: rule must be one rule or one per save_best key "
-                f"({len(self.save_best)}), got {len(rules)}"
-            )
-        rules = [check_rule(item, "CheckpointHook") for item in rules]
-        if len(rules) == 1:
-            rules = rules * len(self.save_best)
-        return {
-            key: item or (None if key == "auto" else self._infer(key))
-            for key, item in zip(self.save_best, rules)
-        }
+        self._saved: tuple[int, int] | None = None  # (step, iterations) of the last save
 
     def _infer(self, key: str) -> str:
         return infer_rule(key, self.greater_keys, self.less_keys, where="CheckpointHook")
@@ -177,12 +159,9 @@ class CheckpointHook(Hook):
             )
         if is_main_process():
             self._remove_partial_files(runner, work_dir)
-        hub = runner.message_hub
-        for key in self.save_best:
-            ckpt_key = self._info_key("best_ckpt", key)
-            self._best_paths[ckpt_key] = hub.get_info(ckpt_key)
+        self._best.resume(runner, self.save_best, self._out_dir, self._copies)
         if self.max_keep_ckpts > 0:
-            self._kept_steps = list(hub.get_info("keep_ckpt_ids") or [])
+            self._kept_steps = list(runner.message_hub.get_info("keep_ckpt_ids") or [])
             self._remove_steps(runner, self._trim_kept_steps())
 
     def after_train_iter(
@@ -220,18 +199,21 @@ class CheckpointHook(Hook):
             first = next(iter(metrics))
             self.save_best = [first]
             self.rules = {first: self.rules["auto"] or self._infer(first)}
-        improved = [
-            self._update_best(runner, key, rule, metrics) for key, rule in self.rules.items()
-        ]
-        step = runner.epoch if self.by_epoch else runner.iter
-        this_step = os.path.join(self._out_dir, self.filename_tmpl.format(step))
-        if any(improved) and self.last_ckpt == this_step:
-            # The periodic checkpoint of this step was written before validation: write it
-            # again so that it records the new best (resuming from it then knows which best
-            # checkpoint to replace), as MMEngine does. Unlike MMEngine, no checkpoint is
+        if not self.by_epoch:
+            step_file, at = self.filename_tmpl.format(runner.iter), f"{runner.iter} iter"
+        elif getattr(runner.train_loop, "validating_mid_epoch", False):  # val_check_interval
+            extension = os.path.splitext(self.filename_tmpl)[1] or ".pth"
+            step_file, at = f"iter_{runner.iter}{extension}", f"{runner.iter} iter"
+        else:
+            step_file, at = self.filename_tmpl.format(runner.epoch), f"{runner.epoch} epoch"
+        entered = self._best.update(runner, self.rules, metrics, step_file, at)
+        if entered and self._saved is not None and self._saved[1] == runner.iter:
+            # The periodic checkpoint of this iteration was written before validation: write
+            # it again so that it records the new best ones (resuming from it then knows which
+            # best checkpoints to replace), as MMEngine does. Unlike MMEngine, no checkpoint is
             # written for a step the interval did not save (iterations saved, epochs
             # validated): a resume from the previous one validates at this step again.
-            self._save(runner, step, dict(epoch=runner.epoch, iter=runner.iter))
+            self._save(runner, self._saved[0], dict(epoch=runner.epoch, iter=runner.iter))
 
     def after_train(self, runner: Any) -> None:
         """Publish the last and the best checkpoints when ``published_keys`` is set."""
@@ -239,7 +221,7 @@ class CheckpointHook(Hook):
             return
         wait_for_pending_writes()  # the checkpoints to publish must be in place
         paths = [self.last_ckpt] if self.save_last else []
-        paths += self._best_paths.values()
+        paths += self._best.best_paths()
         for path in dict.fromkeys(path for path in paths if path):
             checkpoint = load_checkpoint(path)
             published = strip_training_state(checkpoint, self.published_keys, meta_keys=None)
@@ -252,48 +234,6 @@ class CheckpointHook(Hook):
             if self._copies is not None:
                 self._copies.upload(final_path, runner.logger)
 
-    def _update_best(self, runner: Any, key: str, rule: str, metrics: dict) -> bool:
-        if key not in metrics:
-            close = close_matches(key, [str(name) for name in metrics], n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise KeyError(
-                f"CheckpointHook: save_best metric {key!r} is not among the validation metrics "
-                f"({', '.join(map(repr, metrics))}).{hint}"
-            )
-        score = metrics[key]
-        hub = runner.message_hub
-        score_key, ckpt_key = self._info_key("best_score", key), self._info_key("best_ckpt", key)
-        best = hub.get_info(score_key)
-        if score is None or not RULES[rule](score, _WORST[rule] if best is None else best):
-            return False
-        step, unit = (runner.epoch, "epoch") if self.by_epoch else (runner.iter, "iter")
-        filename = f"best_{key}_{self.filename_tmpl.format(step)}".replace("/", "_")
-        path = os.path.join(self._out_dir, filename)
-        previous = self._best_paths.get(ckpt_key)
-        hub.update_info(score_key, score)
-        hub.update_info(ckpt_key, path)
-        self._best_paths[ckpt_key] = path
-        runner.save_checkpoint(
-            self._out_dir,
-            filename,
-            save_optimizer=False,
-            save_param_scheduler=False,
-            meta=dict(epoch=runner.epoch, iter=runner.iter),
-        )
-        runner.logger.info(
-            f"The best checkpoint with {float(score):.4f} {key} at {step} {unit} is saved to "
-            f"{filename}."
-        )
-        if is_main_process():
-            self._upload_when_complete(runner, path)
-            if previous and previous != path:
-                after_pending_writes(lambda: self._remove_previous_best(runner, previous))
-        return True
-
-    def _info_key(self, name: str, key: str) -> str:
-        """MessageHub key of a best-checkpoint record (MMEngine's names, for resuming)."""
-        return name if len(self.save_best) == 1 else f"{name}_{key}"
-
     def _save(self, runner: Any, step: int, meta: dict) -> None:
         filename = self.filename_tmpl.format(step)
         path = os.path.join(self._out_dir, filename)
@@ -305,6 +245,7 @@ class CheckpointHook(Hook):
             dropped = self._trim_kept_steps()
             hub.update_info("keep_ckpt_ids", list(self._kept_steps))
         self.last_ckpt = path
+        self._saved = (step, meta["iter"])
         hub.update_info("last_ckpt", path)
         runner.save_checkpoint(
             self._out_dir,
@@ -317,14 +258,8 @@ class CheckpointHook(Hook):
         # once it is complete, and older ones go only after that.
         if is_main_process():
             after_pending_writes(lambda: point_last_checkpoint(str(runner.work_dir), path))
-            self._upload_when_complete(runner, path)
+            upload_when_complete(self._copies, path, runner.logger)
         after_pending_writes(lambda: self._remove_steps(runner, dropped))
-
-    def _upload_when_complete(self, runner: Any, path: str) -> None:
-        """Copy the checkpoint ``path`` to the store of ``out_dir`` once it is in place."""
-        copies = self._copies
-        if copies is not None:
-            after_pending_writes(lambda: copies.upload(path, runner.logger))
 
     def _trim_kept_steps(self) -> list[int]:
         """Cut the kept steps to ``max_keep_ckpts``; return the ones cut (oldest first)."""
@@ -350,16 +285,7 @@ class CheckpointHook(Hook):
             return
         for step in steps:
             path = os.path.join(self._out_dir, self.filename_tmpl.format(step))
-            if _remove(path):
-                runner.logger.info(f"Removed the old checkpoint {path} (max_keep_ckpts).")
-            if self._copies is not None:
-                self._copies.remove(os.path.basename(path), runner.logger)
-
-    def _remove_previous_best(self, runner: Any, previous: str) -> None:
-        if _remove(previous):
-            runner.logger.info(f"The previous best checkpoint {previous} was removed.")
-        if self._copies is not None:
-            self._copies.remove(os.path.basename(previous), runner.logger)
+            remove_checkpoint(path, self._copies, runner.logger, "max_keep_ckpts")
 
 
 def _names(value: str | Sequence[str] | None, key: str) -> list[str]:
@@ -374,14 +300,3 @@ def _names(value: str | Sequence[str] | None, key: str) -> list[str]:
     if len(set(names)) != len(names):
         raise ValueError(f"CheckpointHook: {key} has duplicates: {value!r}")
     return list(names)
-
-
-def _remove(path: str) -> bool:
-    """Delete a checkpoint file or folder (sharded checkpoints are folders); False if absent."""
-    if os.path.isdir(path):
-        shutil.rmtree(path)
-        return True
-    if os.path.isfile(path):
-        os.remove(path)
-        return True
-    return False

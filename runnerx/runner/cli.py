@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from typing import Any
 
 from runnerx.config import Config, DictAction
@@ -94,7 +95,8 @@ def checkpoint_to_test(checkpoint: str, work_dir: str) -> str:
     when it is ``last`` or ``best`` and no such file exists, the one the run in ``work_dir``
     saved last (what its ``last_checkpoint`` names) or its best (the one ``best_*.pth`` that
     ``CheckpointHook(save_best=...)`` keeps in the work dir, or beside the last checkpoint
-    when a local ``out_dir`` holds them); a FileNotFoundError says what is missing."""
+    when a local ``out_dir`` holds them; of the several that ``max_keep_best`` keeps, the
+    best-scoring one); a FileNotFoundError says what is missing."""
     if checkpoint not in ("last", "best") or os.path.exists(checkpoint):
         return checkpoint
     from runnerx.checkpoint.runner_state import find_latest_checkpoint
@@ -115,6 +117,17 @@ def checkpoint_to_test(checkpoint: str, work_dir: str) -> str:
         for name in sorted(os.listdir(folder))
         if name.startswith("best_") and not name.endswith(".partial")  # a sharded one half done
     ]
+    # a published copy beside its checkpoint is the same weights: not another candidate
+    best = [
+        path
+        for path in best
+        if _unpublished_name(path) == path or _unpublished_name(path) not in best
+    ]
+    if len(best) > 1:  # max_keep_best > 1 keeps several: their records say which is best
+        from runnerx.hooks.best_checkpoints import best_of_kept
+
+        chosen = best_of_kept(best)
+        best = [chosen] if chosen else best
     if len(best) != 1:
         found = f"several: {', '.join(best)}; give one of them" if best else "none"
         raise FileNotFoundError(
@@ -122,6 +135,12 @@ def checkpoint_to_test(checkpoint: str, work_dir: str) -> str:
             f"by default_hooks.checkpoint.save_best), found {found}"
         )
     return best[0]
+
+
+def _unpublished_name(path: str) -> str:
+    """The checkpoint ``path`` is the published copy of (``published_keys`` writes
+    ``<name>-<sha256[:8]>.pth`` beside ``<name>.pth``), else ``path`` itself."""
+    return re.sub(r"-[0-9a-f]{8}(\.[^./]+)$", r"\1", path)
 
 
 def build_runner(cfg: Config) -> Any:

@@ -525,6 +525,14 @@ def test_best_is_found_beside_the_last_checkpoint_in_a_local_out_dir(tmp_path):
     assert checkpoint_to_test("best", cfg.work_dir) == best_file
 
 
+def test_best_is_not_confused_by_the_published_copy_of_the_best(tmp_path):
+    cfg, runner = trained_saving_best(tmp_path / "work", 2, published_keys=["meta", "state_dict"])
+    best_file = runner.message_hub.get_info("best_ckpt")
+    published = sorted(Path(cfg.work_dir).glob("best_*-*.pth"))
+    assert [path.name.rsplit("-", 1)[0] for path in published] == [Path(best_file).stem]
+    assert checkpoint_to_test("best", cfg.work_dir) == best_file
+
+
 def test_last_and_best_say_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"'last': .* has no last_checkpoint file"):

@@ -1,0 +1,242 @@
+"""The best checkpoints of ``CheckpointHook(save_best=...)``: the k best-scoring ones per metric
+(``max_keep_best``), their MessageHub records, and which files go when a better one comes.
+
+The MessageHub keeps, per metric, MMEngine's ``best_score`` / ``best_ckpt`` (the single best;
+``best_score_<metric>`` / ``best_ckpt_<metric>`` with several metrics) and, with
+``max_keep_best > 1``, ``best_ckpts`` (``best_ckpts_<metric>``): the kept ``(score, path)``
+pairs, best first. Checkpoints carry them, so a resumed run goes on pruning the right files; a
+run resumed from a checkpoint without the list (an older runnerx, MMEngine, or
+``max_keep_best=1``) starts it from the single best.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import shutil
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from runnerx.checkpoint.store_copies import CheckpointCopies
+from runnerx.dist import is_main_process
+from runnerx.fileio import after_pending_writes
+from runnerx.hooks.metric_rule import RULES, check_rule
+from runnerx.suggest import close_matches
+
+#: The MessageHub info that lists the kept best checkpoints (with ``_<metric>`` for several).
+KEPT_KEY = "best_ckpts"
+_WORST = {"greater": -math.inf, "less": math.inf}
+
+
+class BestCheckpoints:
+    """Saves and keeps the ``max_keep`` best checkpoints of each ``save_best`` metric::
+
+        checkpoint=dict(type='CheckpointHook', save_best='accuracy/top1', max_keep_best=3)
+
+    A score enters when it is better (by the metric's rule) than the worst kept one, or than
+    nothing while fewer than ``max_keep`` are kept (a None or NaN score never enters); the
+    worst kept one then goes once the new file is written. Equal scores keep their order: the
+    earlier checkpoint ranks first, and a score equal to the worst kept one does not replace it
+    (as Lightning's ``save_top_k``).
+    """
+
+    def __init__(self, max_keep: int, save_best: Sequence[str]) -> None:
+        if isinstance(max_keep, bool) or not isinstance(max_keep, int):
+            raise TypeError(f"CheckpointHook: max_keep_best must be an int >= 1, got {max_keep!r}")
+        if max_keep < 1:
+            raise ValueError(
+                f"CheckpointHook: max_keep_best must be an int >= 1 (how many best checkpoints "
+                f"to keep per save_best metric), got {max_keep!r}"
+            )
+        if max_keep > 1 and not save_best:
+            raise ValueError(
+                f"CheckpointHook: max_keep_best={max_keep} keeps the best checkpoints of the "
+                "save_best metrics, but save_best is not set; set save_best (e.g. "
+                "save_best='accuracy/top1') or leave max_keep_best at 1"
+            )
+        self.max_keep = max_keep
+        self.several = len(save_best) > 1
+        self.out_dir: str | None = None  # settled by resume()
+        self.copies: CheckpointCopies | None = None
+        # record key -> (score, path) best first; one key for the one metric, 'auto' or named
+        self._kept: dict[str, list[tuple[Any, str | None]]] = {}
+
+    def record_key(self, name: str, metric: str) -> str:
+        """MessageHub key of a record (MMEngine's names: ``best_score``, ``best_ckpt``)."""
+        return f"{name}_{metric}" if self.several else name
+
+    def resume(
+        self, runner: Any, metrics: Sequence[str], out_dir: str, copies: CheckpointCopies | None
+    ) -> None:
+        """Settle where best checkpoints go; pick up the kept lists from the MessageHub (what a
+        resumed checkpoint recorded), removing those beyond ``max_keep`` (a run that kept more)."""
+        self.out_dir, self.copies = out_dir, copies
+        hub, dropped = runner.message_hub, []
+        for metric in metrics:
+            listed = hub.get_info(self.record_key(KEPT_KEY, metric))
+            if listed is not None:
+                kept = [(score, path) for score, path in listed]
+            else:
+                score = hub.get_info(self.record_key("best_score", metric))
+                path = hub.get_info(self.record_key("best_ckpt", metric))
+                kept = [] if score is None else [(score, path)]
+            self._kept[self.record_key(KEPT_KEY, metric)] = kept[: self.max_keep]
+            dropped += [path for _, path in kept[self.max_keep :] if path]
+            if listed is not None and self.max_keep == 1:  # MMEngine's records only, as k=1 has
+                hub.pop_info(self.record_key(KEPT_KEY, metric))
+            elif len(kept) > self.max_keep:
+                self._record(hub, metric)
+        self._remove(runner, dropped)
+
+    def update(
+        self, runner: Any, rules: dict[str, str], metrics: dict, step_file: str, at: str
+    ) -> bool:
+        """Save ``best_<metric>_<step_file>`` for each metric whose score enters the kept
+        ones (``at``: '4 epoch' for the log); whether any did."""
+        entered = False
+        for metric, rule in rules.items():
+            if metric not in metrics:
+                close = close_matches(metric, [str(name) for name in metrics], n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise KeyError(
+                    f"CheckpointHook: save_best metric {metric!r} is not among the validation "
+                    f"metrics ({', '.join(map(repr, metrics))}).{hint}"
+                )
+            filename = f"best_{metric}_{step_file}".replace("/", "_")
+            path = os.path.join(self.out_dir, filename)
+            dropped = self._enter(runner.message_hub, metric, rule, metrics[metric], path)
+            if dropped is None:
+                continue
+            entered = True
+            runner.save_checkpoint(
+                self.out_dir,
+                filename,
+                save_optimizer=False,
+                save_param_scheduler=False,
+                meta=dict(epoch=runner.epoch, iter=runner.iter),
+            )
+            best = self._kept[self.record_key(KEPT_KEY, metric)][0][1] == path
+            which = (
+                "The best checkpoint" if best else f"A checkpoint among the {self.max_keep} best"
+            )
+            runner.logger.info(
+                f"{which} with {float(metrics[metric]):.4f} {metric} at {at} is saved to "
+                f"{filename}."
+            )
+            if is_main_process():
+                upload_when_complete(self.copies, path, runner.logger)
+            # queued behind the new file's background write: the old ones go once it is whole
+            after_pending_writes(lambda dropped=dropped: self._remove(runner, dropped))
+        return entered
+
+    def best_paths(self) -> list[str]:
+        """The single best checkpoint of each metric (what ``published_keys`` publishes)."""
+        return [kept[0][1] for kept in self._kept.values() if kept and kept[0][1]]
+
+    def _enter(self, hub: Any, metric: str, rule: str, score: Any, path: str) -> list[str] | None:
+        """Enter ``score`` of the checkpoint ``path`` about to be written when it is among the
+        best; the paths it pushed out, or None if it did not enter."""
+        key = self.record_key(KEPT_KEY, metric)
+        kept = [entry for entry in self._kept.get(key, []) if entry[1] != path]  # rewritten
+        worst = kept[-1][0] if len(kept) >= self.max_keep else _WORST[rule]
+        if score is None or not RULES[rule](score, worst):
+            return None
+        place = next((i for i, (old, _) in enumerate(kept) if RULES[rule](score, old)), len(kept))
+        kept.insert(place, (score, path))
+        self._kept[key] = kept[: self.max_keep]
+        self._record(hub, metric)
+        return [old for _, old in kept[self.max_keep :] if old]
+
+    def _record(self, hub: Any, metric: str) -> None:
+        kept = self._kept[self.record_key(KEPT_KEY, metric)]
+        if kept:
+            hub.update_info(self.record_key("best_score", metric), kept[0][0])
+            hub.update_info(self.record_key("best_ckpt", metric), kept[0][1])
+        if self.max_keep > 1:
+            hub.update_info(self.record_key(KEPT_KEY, metric), list(kept))
+
+    def _remove(self, runner: Any, paths: list[str]) -> None:
+        if not is_main_process():
+            return
+        reason = "a better best" if self.max_keep == 1 else f"not among the {self.max_keep} best"
+        for path in paths:
+            remove_checkpoint(path, self.copies, runner.logger, reason)
+
+
+def best_rules(
+    save_best: list[str], rule: str | list[str] | None, infer: Callable[[str], str]
+) -> dict[str, str | None]:
+    """The rule of each ``save_best`` metric: ``rule`` (one, or one per metric), else
+    ``infer(metric)``; None for 'auto' until the first metrics come."""
+    if "auto" in save_best and len(save_best) > 1:
+        raise ValueError("CheckpointHook: save_best='auto' cannot be combined with other keys")
+    rules = rule if isinstance(rule, (list, tuple)) else [rule]
+    if len(rules) not in (1, len(save_best)):
+        raise ValueError(
+            f"CheckpointHook: rule must be one rule or one per save_best key "
+            f"({len(save_best)}), got {len(rules)}"
+        )
+    rules = [check_rule(item, "CheckpointHook") for item in rules]
+    if len(rules) == 1:
+        rules = rules * len(save_best)
+    return {
+        key: item or (None if key == "auto" else infer(key)) for key, item in zip(save_best, rules)
+    }
+
+
+def upload_when_complete(copies: CheckpointCopies | None, path: str, logger: Any) -> None:
+    """Copy the checkpoint ``path`` to the store of ``out_dir`` (if any) once it is in place."""
+    if copies is not None:
+        after_pending_writes(lambda: copies.upload(path, logger))
+
+
+def remove_checkpoint(path: str, copies: CheckpointCopies | None, logger: Any, reason: str) -> None:
+    """Delete the checkpoint ``path`` (a file, or the folder of a sharded one) and its copy in
+    the store of ``out_dir``; log it with ``reason``."""
+    removed = True
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    elif os.path.isfile(path):
+        os.remove(path)
+    else:
+        removed = False
+    if removed:
+        logger.info(f"Removed the checkpoint {path} ({reason}).")
+    if copies is not None:
+        copies.remove(os.path.basename(path), logger)
+
+
+def best_of_kept(candidates: Sequence[str]) -> str | None:
+    """Of the ``best_*`` checkpoints that a ``max_keep_best > 1`` run keeps for its one
+    ``save_best`` metric, the best-scoring one; None when no candidate's records list exactly
+    these files (several metrics', or ones no such run wrote).
+
+    Each best checkpoint records the kept list as it was when it was written: the newest one's
+    is the list of the files there now. Candidates are read newest first (by time of change),
+    so usually one is read; a copy that changed those times only costs more reads.
+    """
+    names = sorted(os.path.basename(os.path.normpath(path)) for path in candidates)
+    for candidate in sorted(candidates, key=os.path.getmtime, reverse=True):
+        listed = _kept_list_in(candidate)
+        if listed and sorted(os.path.basename(str(path)) for _, path in listed) == names:
+            best = os.path.basename(str(listed[0][1]))
+            return next(path for path in candidates if os.path.basename(path) == best)
+    return None
+
+
+def _kept_list_in(path: str) -> list | None:
+    """The kept list a best checkpoint (a file, or a sharded checkpoint's folder) records."""
+    from runnerx.checkpoint.io import load_checkpoint
+
+    if os.path.isdir(path):
+        from runnerx.parallel.sharded_checkpoint import EXTRA_FILE
+
+        path = os.path.join(path, EXTRA_FILE)
+    try:
+        checkpoint = load_checkpoint(path)
+    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError):
+        return None  # not (or not wholly) a checkpoint, or an unsafe one: it says nothing
+    hub = checkpoint.get("message_hub") if isinstance(checkpoint, dict) else None
+    listed = (hub or {}).get("runtime_info", {}).get(KEPT_KEY)
+    return listed if isinstance(listed, (list, tuple)) else None
