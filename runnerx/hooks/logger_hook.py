@@ -23,7 +23,10 @@ class LoggerHook(Hook):
     infinite also gets a warning (once per run) that says what usually cures it. Training
     scalars go to ``runner.visualizer.add_scalars`` at step ``runner.iter + 1``, validation
     metrics at step ``runner.epoch`` (``log_metric_by_epoch`` in an epoch-based run) or
-    ``runner.iter``. The last iteration of an epoch is logged too unless ``ignore_last``; the
+    ``runner.iter``; a run that also validates part-way through its epochs
+    (``train_cfg.val_check_interval``) logs all its validations at ``runner.iter``, the
+    iterations trained (as Lightning logs at its global step), so that none overwrites
+    another. The last iteration of an epoch is logged too unless ``ignore_last``; the
     experiment name every ``interval_exp_name`` iterations. With ``out_dir``, the log files
     (names ending in ``out_suffix``) are copied to ``out_dir/<work_dir's name>`` when the run
     ends (and removed from the log dir unless ``keep_local``), through the storage backend of
@@ -78,6 +81,7 @@ class LoggerHook(Hook):
         self._copy_dir: str | None = None
         self._epoch_length: int | None = None
         self._warned_divergence = False
+        self._val_step_is_iter = False  # the run validates mid-epoch too
 
     def before_run(self, runner: Any) -> None:
         """Settle where logs are copied to and the name of the test results file."""
@@ -88,12 +92,14 @@ class LoggerHook(Hook):
         self.json_log_path = f"{runner.timestamp}.json"
 
     def before_train(self, runner: Any) -> None:
-        """Note the epoch length once (a streaming dataloader without one has no epoch end)."""
+        """Note the epoch length once (a streaming dataloader without one has no epoch end)
+        and whether the loop validates mid-epoch (then validations are logged by iteration)."""
         try:
             self._epoch_length = len(runner.train_dataloader)
         except TypeError:
             self._epoch_length = None
         self._warned_divergence = False
+        self._val_step_is_iter = bool(getattr(runner.train_loop, "val_check_batches", 0))
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
@@ -160,7 +166,7 @@ class LoggerHook(Hook):
         )
         runner.logger.info(log_str)
         by_epoch = self.log_metric_by_epoch and getattr(runner.log_processor, "by_epoch", True)
-        step = runner.epoch if by_epoch else runner.iter
+        step = runner.epoch if by_epoch and not self._val_step_is_iter else runner.iter
         runner.visualizer.add_scalars(tag, step=step, file_path=self.json_log_path)
 
     def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:

@@ -23,6 +23,7 @@ from runnerx.registry import LOOPS
 from .base_loop import BaseLoop
 from .batch_limits import FirstBatches, limited
 from .eval_loops import TestLoop, ValLoop, build_eval_loop
+from .val_checks import MidEpochValidation, refuse_without_epochs
 
 __all__ = [
     "BaseLoop",
@@ -207,25 +208,31 @@ class _TrainLoop(BaseLoop):
         step = bisect_right(self._milestones, upcoming) - 1
         self.val_interval = self._interval_steps[step][1]
 
+    def _is_due(self, done: int, total: int) -> bool:
+        """Whether validation is due after epoch (iteration) ``done``: every
+        ``val_interval`` from ``val_begin`` on, and after the last one."""
+        return done >= self.val_begin and (done % self.val_interval == 0 or done == total)
+
     def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:
-        # every val_interval epochs/iterations from val_begin on, and after the last one
         if self._dynamic_intervals:
             self._settle_val_interval(done)
-        due = not self.stop_now and done >= self.val_begin
-        due = due and (done % self.val_interval == 0 or done == total)
-        val_loop = self.runner.val_loop if due else None
-        if val_loop is not None:
-            if note:
-                self.runner.logger.info(note)
+        due = not self.stop_now and self._is_due(done, total)
+        if due and self.runner.val_loop is not None:
             self.validated_at = done  # before: checkpoints saved while validating have it
-            val_loop.run()
-            self.runner.model.train()
+            self._validate(note)
         if self._dynamic_intervals:  # what hooks see in the next epoch / iteration
             self._settle_val_interval(done + 1)
 
+    def _validate(self, note: str | None = None) -> None:
+        """Run the validation loop (after logging ``note``), then train again."""
+        if note:
+            self.runner.logger.info(note)
+        self.runner.val_loop.run()
+        self.runner.model.train()
+
 
 @LOOPS.register_module()
-class EpochBasedTrainLoop(_TrainLoop):
+class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
     """Train for ``max_epochs`` passes over the data, validating every ``val_interval`` epochs
     from epoch ``val_begin`` on (and after the last epoch). ``dynamic_intervals=[(280, 1)]``
     validates every epoch from epoch 280 on (MMEngine's argument, as RTMDet configs use it).
@@ -237,7 +244,14 @@ class EpochBasedTrainLoop(_TrainLoop):
 
     ``limit_batches=N`` (or a share of the epoch such as ``0.25``) ends each epoch after its
     first batches (Lightning's ``limit_train_batches``); the epoch length that schedulers,
-    hooks and the log see is the limited one."""
+    hooks and the log see is the limited one.
+
+    ``val_check_interval=0.25`` (a share of the epoch) or ``=200`` (batches) also validates
+    part-way through each epoch whose end-of-epoch validation is due (Lightning's
+    ``val_check_interval``, see :mod:`runnerx.runner.val_checks`); hooks see the finished
+    epochs and iterations then, as at an epoch end. When a hook sets ``stop_training`` in
+    such a validation (EarlyStoppingHook), the epoch ends there (``after_train_epoch`` runs
+    and counts it, as when a hook stops training mid-epoch) and is not validated again."""
 
     def __init__(
         self,
@@ -248,6 +262,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         val_interval: int = 1,
         dynamic_intervals: list[tuple[int, int]] | None = None,
         limit_batches: int | float | None = None,
+        val_check_interval: int | float | None = None,
     ) -> None:
         super().__init__(
             runner,
@@ -260,10 +275,12 @@ class EpochBasedTrainLoop(_TrainLoop):
         self.dataloader = limited(self.dataloader, limit_batches, "train_cfg.limit_batches")
         self._max_epochs = max_epochs
         self._max_iters = max_epochs * len(self.dataloader)
+        self.set_val_check_interval(val_check_interval)
 
     def _shorten(self, batches: int) -> int:
         self.dataloader = FirstBatches(self.dataloader, batches)  # one pass of that many
         self._max_epochs, self._max_iters = 1, len(self.dataloader)
+        self._val_check_batches = 0  # one validation, at the end (as Lightning's fast_dev_run)
         return 1
 
     def run(self) -> torch.nn.Module:
@@ -275,7 +292,8 @@ class EpochBasedTrainLoop(_TrainLoop):
         while self._epoch < self._max_epochs and not self.stop_training:
             self._settle_val_interval(self._epoch + 1)  # what hooks see during the epoch
             self.run_epoch()
-            self._validate_if_due(self._epoch, self._max_epochs)
+            if self._validated_mid_epoch_at != self._iter:  # else stopped right after one
+                self._validate_if_due(self._epoch, self._max_epochs)
         runner.call_hook("after_train")
         return runner.model
 
@@ -284,8 +302,12 @@ class EpochBasedTrainLoop(_TrainLoop):
         runner = self.runner
         runner.call_hook("before_train_epoch")
         runner.model.train()
-        for idx, data_batch in self._batches():
+        batches = self._batches()
+        check_at = self._first_val_check()
+        for idx, data_batch in batches:
             self.run_iter(idx, data_batch)
+            if idx == check_at:  # -1 when no mid-epoch validation is left in this epoch
+                check_at = self._val_check(idx)
             if self.stop_training or self.stop_now:
                 break
         if self.stop_now:
@@ -316,7 +338,9 @@ class IterBasedTrainLoop(_TrainLoop):
         val_interval: int = 1000,
         dynamic_intervals: list[tuple[int, int]] | None = None,
         limit_batches: int | float | None = None,
+        val_check_interval: int | float | None = None,
     ) -> None:
+        refuse_without_epochs(val_check_interval)
         if limit_batches is not None:  # taken to say what to set instead
             raise ValueError(
                 f"train_cfg.limit_batches={limit_batches!r} limits the batches of each epoch, "
