@@ -10,15 +10,16 @@ training). Reading uses ``torch.load(weights_only=True)``, which runs no pickled
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 
 from runnerx.fileio import atomic_write
+from runnerx.logging import print_log
 
 from .safe_load import load_weights_only
 
@@ -55,9 +56,22 @@ def load_checkpoint(
     return read_checkpoint(path, path, map_location, unsafe_load)
 
 
+#: How files that ``torch.save`` wrote begin: a zip archive (torch 1.6 and later), or the
+#: pickled magic number of its older format (MMEngine-era checkpoints may have it).
+_TORCH_SAVE_HEADS = (b"PK\x03\x04", b"PK\x05\x06", b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19")
+
+
 def read_checkpoint(source: Any, name: str, map_location: Any, unsafe_load: bool) -> Any:
-    """``torch.load`` of ``source`` (a path or a file object), safely unless ``unsafe_load``;
-    a file that is not a whole checkpoint is a RuntimeError naming ``name``."""
+    """``torch.load`` of ``source`` (a path or a seekable file object), safely unless
+    ``unsafe_load``. A file that ``torch.save`` did not write (a text file, a log, a bare
+    pickle) is a ValueError naming ``name``; one cut short is a RuntimeError naming it."""
+    head = _head(source)
+    if head is not None and not head.startswith(_TORCH_SAVE_HEADS):
+        what = f"it starts with {head[:16]!r}" if head else "it is empty"
+        raise ValueError(
+            f"{name} is not a checkpoint: torch.save writes a zip archive (or, before torch "
+            f"1.6, a file that starts with torch's magic number), but {what}"
+        )
     try:
         if unsafe_load:
             return torch.load(source, map_location=map_location, weights_only=False)
@@ -68,6 +82,20 @@ def read_checkpoint(source: Any, name: str, map_location: Any, unsafe_load: bool
         raise RuntimeError(
             f"{name} is not a complete checkpoint (truncated or not written by torch.save): {error}"
         ) from error
+
+
+def _head(source: Any) -> bytes | None:
+    """The first bytes of ``source`` (None for a file object that cannot seek back)."""
+    size = len(_TORCH_SAVE_HEADS[-1])
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as file:
+            return file.read(size)
+    if not (hasattr(source, "seekable") and source.seekable()):
+        return None
+    start = source.tell()
+    head = source.read(size)
+    source.seek(start)
+    return head
 
 
 def load_model_weights(
@@ -82,17 +110,19 @@ def load_model_weights(
     (the default drops the ``module.`` a DDP-wrapped model's keys start with). Returns the
     (missing, unexpected) keys; with ``strict`` any of them, or a tensor whose shape differs
     from the model's, is an error. Without ``strict``, as in MMEngine, a tensor of another
-    shape is skipped with a warning (fine-tuning a model whose head has other classes).
+    shape is skipped (fine-tuning a model whose head has other classes) and named in a
+    warning in the run's log; it is not counted as missing.
     """
     state = checkpoint.get("state_dict", checkpoint)
     for pattern, replacement in revise_keys:
         state = {re.sub(pattern, replacement, key): value for key, value in state.items()}
+    mismatched: set[str] = set()
     if not strict:
-        state = _without_shape_mismatches(model, state)
+        state, mismatched = _without_shape_mismatches(model, state)
     from runnerx.parallel import load_model_state_dict  # any wrapper, FSDP shards included
 
     missing, unexpected = load_model_state_dict(model, state, strict=strict)
-    return list(missing), list(unexpected)
+    return [key for key in missing if key not in mismatched], list(unexpected)
 
 
 def remove_partial_files(folder: str | os.PathLike, is_target: Callable[[str], bool]) -> list[str]:
@@ -114,8 +144,9 @@ def remove_partial_files(folder: str | os.PathLike, is_target: Callable[[str], b
     return removed
 
 
-def _without_shape_mismatches(model: torch.nn.Module, state: dict) -> dict:
-    """``state`` without the tensors whose shape differs from the model's (with a warning)."""
+def _without_shape_mismatches(model: torch.nn.Module, state: dict) -> tuple[dict, set[str]]:
+    """``state`` without the tensors whose shape differs from the model's, and their names
+    (logged as a warning)."""
     from runnerx.parallel import unwrap
 
     expected = unwrap(model).state_dict()
@@ -127,13 +158,15 @@ def _without_shape_mismatches(model: torch.nn.Module, state: dict) -> dict:
         and value.shape != expected[key].shape
     }
     if not mismatched:
-        return state
+        return state, mismatched
     details = "; ".join(
         f"{key}: checkpoint {tuple(state[key].shape)}, model {tuple(expected[key].shape)}"
         for key in sorted(mismatched)
     )
-    warnings.warn(
-        f"checkpoint tensors whose shape differs from the model's were not loaded: {details}",
-        stacklevel=3,
+    print_log(
+        f"{len(mismatched)} checkpoint tensor(s) whose shape differs from the model's were not "
+        f"loaded: {details}",
+        logger="current",
+        level=logging.WARNING,
     )
-    return {key: value for key, value in state.items() if key not in mismatched}
+    return {key: value for key, value in state.items() if key not in mismatched}, mismatched

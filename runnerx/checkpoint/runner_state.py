@@ -175,12 +175,11 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
     missing, unexpected = load_model_weights(
         _weights_target(runner.unwrapped_model), checkpoint, strict, revise_keys
     )
-    report = f"loaded weights from {path}"
+    runner.logger.info(f"loaded weights from {path}")
     if missing:
-        report += f"\n  missing keys in the checkpoint: {', '.join(missing)}"
+        runner.logger.warning(f"missing keys in the checkpoint {path}: {', '.join(missing)}")
     if unexpected:
-        report += f"\n  unexpected keys in the checkpoint: {', '.join(unexpected)}"
-    runner.logger.info(report)
+        runner.logger.warning(f"unexpected keys in the checkpoint {path}: {', '.join(unexpected)}")
     return checkpoint
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import os
+import pickle
 import random
 import sys
 
@@ -130,6 +131,21 @@ def test_a_torn_file_is_reported_as_incomplete(tmp_path):
         load_checkpoint(torn)
     with pytest.raises(FileNotFoundError, match="missing.pth"):
         load_checkpoint(tmp_path / "missing.pth")
+
+
+def test_files_torch_save_did_not_write_are_named_as_such(tmp_path):
+    (tmp_path / "notes.txt").write_text("epoch 3: 98.3 %\n")
+    (tmp_path / "empty.pth").write_bytes(b"")
+    (tmp_path / "bare.pkl").write_bytes(pickle.dumps({"w": 1}))
+    for name, what in [("notes.txt", "starts with b'epoch 3"), ("empty.pth", "it is empty")]:
+        for unsafe in (False, True):
+            with pytest.raises(ValueError, match=f"{name} is not a checkpoint: .*{what}"):
+                load_checkpoint(tmp_path / name, unsafe_load=unsafe)
+    with pytest.raises(ValueError, match=r"bare.pkl is not a checkpoint: torch.save writes a zip"):
+        load_checkpoint(tmp_path / "bare.pkl")
+    # torch's format before 1.6 (not a zip archive) still loads
+    torch.save({"w": torch.ones(2)}, tmp_path / "legacy.pth", _use_new_zipfile_serialization=False)
+    assert torch.equal(load_checkpoint(tmp_path / "legacy.pth")["w"], torch.ones(2))
 
 
 class Opaque:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from runnerx import HOOKS, Config
-from runnerx.checkpoint import load_checkpoint
+from runnerx.checkpoint import load_checkpoint, save_checkpoint
 from runnerx.hooks import Hook
 from runnerx.runner import Runner
 
@@ -384,3 +384,25 @@ def test_a_missing_checkpoint_is_named_by_its_key_and_where_it_was_looked_for(
 def test_a_seed_that_is_not_an_int_is_refused_naming_randomness_seed(tmp_path, seed):
     with pytest.raises(TypeError, match=rf"randomness\.seed must be an int.* got {seed!r} \("):
         Runner.from_cfg(digits_cfg(tmp_path, randomness=dict(seed=seed)))
+
+
+def test_load_from_names_the_tensors_of_another_shape_in_the_log(tmp_path):
+    """tools/test.py on another model's checkpoint: the log says which tensors were not loaded
+    (not as 'missing': the checkpoint has them, with another shape)."""
+    cfg = digits_cfg(tmp_path / "wide", **{"model.channels": (16, 48)})
+    wide = Runner.from_cfg(cfg).unwrapped_model
+    path = tmp_path / "wide.pth"
+    save_checkpoint({"state_dict": wide.state_dict()}, path)
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "work", load_from=str(path)))
+    runner.test()
+    log = next((tmp_path / "work").glob("*/*.log")).read_text()
+    changed = [
+        key
+        for key, value in wide.state_dict().items()
+        if value.shape != runner.unwrapped_model.state_dict()[key].shape
+    ]
+    assert changed  # the second conv and the classifier
+    line = next(line for line in log.splitlines() if "were not loaded" in line)
+    assert "WARNING" in line and f"{len(changed)} checkpoint tensor(s)" in line
+    assert all(f"{key}: checkpoint (" in line for key in changed)
+    assert "missing keys" not in log
