@@ -25,6 +25,10 @@ from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import DEFAULT_GREATER_KEYS, DEFAULT_LESS_KEYS, infer_rule
 from runnerx.registry import HOOKS
 
+#: MessageHub info: the last checkpoint saved while the logged losses were finite, which
+#: LoggerHook names when training diverges; max_keep_ckpts does not remove it
+LAST_FINITE_CKPT = "last_finite_ckpt"
+
 
 @HOOKS.register_module()
 class CheckpointHook(Hook):
@@ -283,8 +287,15 @@ class CheckpointHook(Hook):
     def _remove_steps(self, runner: Any, steps: list[int]) -> None:
         if not is_main_process():
             return
+        finite = runner.message_hub.get_info(LAST_FINITE_CKPT)
         for step in steps:
             path = os.path.join(self._out_dir, self.filename_tmpl.format(step))
+            if path == finite:
+                runner.logger.info(
+                    f"Kept {path} beyond max_keep_ckpts: the last checkpoint saved before "
+                    "training diverged"
+                )
+                continue
             remove_checkpoint(path, self._copies, runner.logger, "max_keep_ckpts")
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from runnerx.fileio.paths import backend_args_of
 from runnerx.fileio.store_copies import out_dir_backend, store_path, upload
+from runnerx.hooks.checkpoint_hook import LAST_FINITE_CKPT
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS
 
@@ -81,6 +82,7 @@ class LoggerHook(Hook):
         self._copy_dir: str | None = None
         self._epoch_length: int | None = None
         self._warned_divergence = False
+        self._finite_ckpt: str | None = None  # the newest checkpoint before finite losses
         self._val_step_is_iter = False  # the run validates mid-epoch too
 
     def before_run(self, runner: Any) -> None:
@@ -99,6 +101,7 @@ class LoggerHook(Hook):
         except TypeError:
             self._epoch_length = None
         self._warned_divergence = False
+        self._finite_ckpt = runner.message_hub.get_info("last_ckpt")  # a resumed run's
         self._val_step_is_iter = bool(getattr(runner.train_loop, "val_check_batches", 0))
 
     def after_train_iter(
@@ -131,16 +134,27 @@ class LoggerHook(Hook):
             for name, value in tag.items()
             if "loss" in name and isinstance(value, float) and not math.isfinite(value)
         }
+        hub = runner.message_hub
         if not bad:
+            # saved before this iteration's hooks (CheckpointHook's come later): its weights
+            # gave the finite losses just logged, or earlier ones
+            self._finite_ckpt = hub.get_info("last_ckpt")
             return
         self._warned_divergence = True
         values = ", ".join(f"{name}={value}" for name, value in bad.items())
-        last = runner.message_hub.get_info("last_ckpt")
+        good = self._finite_ckpt
+        if good:  # CheckpointHook keeps it beyond max_keep_ckpts
+            hub.update_info(LAST_FINITE_CKPT, good)
         runner.logger.warning(
             f"{values} at iteration {runner.iter + 1}: training has diverged. A lower learning "
             "rate, gradient clipping (optim_wrapper.clip_grad=dict(max_norm=1.0)) or, in "
             "float16, AmpOptimWrapper's loss scaling usually cure it"
-            + (f"; the newest checkpoint is {last}" if last else "")
+            + (
+                f"; {good}, the last checkpoint saved while the logged losses were finite, is "
+                f"kept (max_keep_ckpts does not remove it): resume from it with --resume {good}"
+                if good
+                else ""
+            )
         )
 
     def after_val_iter(

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from runnerx.config.config_dict import keyed_copy
+from runnerx.data.samplers import InfiniteSampler
 from runnerx.registry import LOOPS
 
 from .base_loop import BaseLoop
@@ -153,7 +154,7 @@ class _TrainLoop(BaseLoop):
             sampler.seed = int(position["seed"])
 
     def _sampler(self) -> Any:
-        return getattr(self.dataloader.batch_sampler, "sampler", None)
+        return getattr(getattr(self.dataloader, "batch_sampler", None), "sampler", None)
 
     def _data_pass(self) -> int:
         """The number of the current pass over the data (the sampler's epoch): the epoch."""
@@ -213,11 +214,30 @@ class _TrainLoop(BaseLoop):
         ``val_interval`` from ``val_begin`` on, and after the last one."""
         return done >= self.val_begin and (done % self.val_interval == 0 or done == total)
 
+    def _check_val_schedule(self, total: int) -> None:
+        """Before training: refuse a ``val_interval`` that cannot count, and warn when
+        ``val_begin`` leaves no validation (only when the run validates: MMEngine's
+        ``val_interval=0`` without validation runs)."""
+        if self.runner.val_loop is None:
+            return
+        interval = self.val_interval
+        if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
+            raise ValueError(
+                f"train_cfg.val_interval must be a positive int (the {self.unit}s between "
+                f"validations), got {interval!r}; to train without validation leave out "
+                "val_dataloader, val_cfg and val_evaluator"
+            )
+        if self.val_begin > total:
+            self.runner.logger.warning(
+                f"train_cfg.val_begin={self.val_begin} is after the last {self.unit} "
+                f"({total}): no validation will run"
+            )
+
     def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:
         if self._dynamic_intervals:
             self._settle_val_interval(done)
-        due = not self.stop_now and self._is_due(done, total)
-        if due and self.runner.val_loop is not None:
+        due = not self.stop_now and self.runner.val_loop is not None
+        if due and self._is_due(done, total):
             self.validated_at = done  # before: checkpoints saved while validating have it
             self._validate(note)
         if self._dynamic_intervals:  # what hooks see in the next epoch / iteration
@@ -272,6 +292,13 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
             val_interval,
             dynamic_intervals,
         )
+        if isinstance(self._sampler(), InfiniteSampler):
+            raise ValueError(
+                "train_dataloader.sampler is InfiniteSampler, which never ends an epoch, but "
+                f"train_cfg is epoch-based (EpochBasedTrainLoop, max_epochs={max_epochs}): use "
+                "sampler=dict(type='DefaultSampler', shuffle=True), or train by iterations: "
+                "train_cfg=dict(by_epoch=False, max_iters=...)"
+            )
         self.dataloader = limited(self.dataloader, limit_batches, "train_cfg.limit_batches")
         self._max_epochs = max_epochs
         self._max_iters = max_epochs * len(self.dataloader)
@@ -286,6 +313,7 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
     def run(self) -> torch.nn.Module:
         """Train until ``max_epochs`` (or until a hook sets ``stop_training``)."""
         runner = self.runner
+        self._check_val_schedule(self._max_epochs)
         runner.call_hook("before_train")
         self.refresh_hooks()
         self._catch_up_validation(self._epoch, self._max_epochs)
@@ -380,6 +408,7 @@ class IterBasedTrainLoop(_TrainLoop):
     def run(self) -> torch.nn.Module:
         """Train until ``max_iters`` (or until a hook sets ``stop_training``)."""
         runner = self.runner
+        self._check_val_schedule(self._max_iters)
         runner.call_hook("before_train")
         self.refresh_hooks()
         runner.call_hook("before_train_epoch")

@@ -187,3 +187,29 @@ def test_a_loss_that_turns_nan_is_warned_about_once(tmp_path, at, warned):
     assert len(warnings) == 1  # nan is logged again at iterations 6 and 8, not warned again
     assert " - WARNING - loss=nan at iteration 4: training has diverged." in warnings[0]
     assert "optim_wrapper.clip_grad=dict(max_norm=1.0)" in warnings[0]
+
+
+def test_max_keep_ckpts_keeps_the_last_checkpoint_saved_before_the_loss_turned_nan(tmp_path):
+    runner = make_runner(
+        tmp_path,
+        model=DivergingLine(10),  # from iteration 10 on, in epoch 3 (4 iterations an epoch)
+        train_cfg=dict(by_epoch=True, max_epochs=6),
+        default_hooks=dict(
+            checkpoint=dict(type="CheckpointHook", interval=1, max_keep_ckpts=2),
+            logger=dict(type="LoggerHook", interval=2),
+        ),
+    )
+    runner.train()
+    kept = os.path.join(runner.work_dir, "epoch_1.pth")  # named at iteration 8, a finite log
+    assert sorted(name for name in os.listdir(runner.work_dir) if name.endswith(".pth")) == [
+        "epoch_1.pth",
+        "epoch_5.pth",
+        "epoch_6.pth",
+    ]
+    assert runner.message_hub.get_info("last_finite_ckpt") == kept
+    with open(os.path.join(runner.log_dir, f"{runner.timestamp}.log")) as file:
+        text = file.read()
+    assert (
+        f"; {kept}, the last checkpoint saved while the logged losses were finite, is kept" in text
+    )
+    assert f"Kept {kept} beyond max_keep_ckpts" in text

@@ -1,6 +1,7 @@
 """train_cfg.dynamic_intervals: the validation interval changes at milestones (MMEngine's)."""
 
 from bisect import bisect_right
+from pathlib import Path
 
 import pytest
 
@@ -77,4 +78,47 @@ def test_bad_dynamic_intervals_name_the_key(digits_cfg, dynamic_intervals):
     digits_cfg.train_cfg.dynamic_intervals = dynamic_intervals
     runner = Runner.from_cfg(digits_cfg)
     with pytest.raises(ValueError, match=r"train_cfg\.dynamic_intervals\[\d\] must be a"):
+        runner.train()
+
+
+@pytest.mark.parametrize("val_interval", [0, -1, 1.5, True])
+def test_a_val_interval_that_cannot_count_is_refused_before_training(digits_cfg, val_interval):
+    digits_cfg.train_cfg.val_interval = val_interval
+    runner = Runner.from_cfg(digits_cfg)
+    with pytest.raises(
+        ValueError,
+        match=rf"train_cfg\.val_interval must be a positive int .*"
+        rf"got {val_interval!r}; to train without validation leave out",
+    ):
+        runner.train()
+    assert runner.iter == 0
+
+
+def test_without_validation_a_zero_val_interval_trains_as_in_mmengine(digits_cfg):
+    digits_cfg.merge_from_dict({"train_cfg.max_epochs": 1, "train_cfg.val_interval": 0})
+    for key in ("val_dataloader", "val_cfg", "val_evaluator"):
+        digits_cfg[key] = None
+    digits_cfg.default_hooks.checkpoint.save_best = None
+    runner = Runner.from_cfg(digits_cfg)
+    runner.train()
+    assert runner.epoch == 1
+
+
+def test_a_val_begin_after_the_last_epoch_is_warned_about(digits_cfg):
+    digits_cfg.merge_from_dict({"train_cfg.max_epochs": 1, "train_cfg.val_begin": 5})
+    digits_cfg.custom_hooks = [dict(type="ValidationLogHook")]
+    hook = run(digits_cfg)
+    assert hook.validated == []
+    log = next((Path(digits_cfg.work_dir)).glob("*/*.log")).read_text()
+    assert "WARNING - train_cfg.val_begin=5 is after the last epoch (1): no validation" in log
+
+
+def test_an_infinite_sampler_is_refused_by_the_epoch_loop(digits_cfg):
+    digits_cfg.train_dataloader.sampler = dict(type="InfiniteSampler", shuffle=True)
+    runner = Runner.from_cfg(digits_cfg)
+    with pytest.raises(
+        ValueError,
+        match=r"sampler is InfiniteSampler, which never ends an epoch"
+        r".*DefaultSampler.*by_epoch=False",
+    ):
         runner.train()
