@@ -110,7 +110,7 @@ def build_dataloader(
         # runnerx's own seeding: workers also reseed before each batch (exact resumes)
         loader_class, extra = WorkerSeededLoader, {"rank": get_rank()}
     try:
-        return loader_class(
+        loader = loader_class(
             dataset,
             sampler=sampler if batch_sampler is None else None,
             batch_sampler=batch_sampler,
@@ -121,6 +121,29 @@ def build_dataloader(
         )
     except (TypeError, ValueError) as err:
         raise type(err)(f"{cfg_key}: {err}") from err
+    _refuse_empty(loader, cfg_key)
+    return loader
+
+
+def _refuse_empty(loader: DataLoader, cfg_key: str) -> None:
+    """A dataloader that yields no batch at all is a mistake (an epoch of nothing, metrics of
+    nothing): say why it is empty."""
+    try:
+        if len(loader):
+            return
+    except TypeError:  # an iterable dataset: its length is unknown until read
+        return
+    dataset = loader.dataset
+    if len(dataset) == 0:
+        raise ValueError(
+            f"{cfg_key} yields no batches: its dataset ({type(dataset).__name__}) is empty"
+        )
+    samples = len(loader.sampler) if hasattr(loader.sampler, "__len__") else len(dataset)
+    raise ValueError(
+        f"{cfg_key} yields no batches: its dataset has {len(dataset)} samples ({samples} on "
+        f"this rank), and batch_size={loader.batch_size} with drop_last=True leaves no full "
+        f"batch; lower {cfg_key}.batch_size or set drop_last=False"
+    )
 
 
 def _check_keys(cfg: dict[str, Any], cfg_key: str) -> None:

@@ -22,19 +22,28 @@ from torch.utils.data import default_collate as torch_default_collate
 from runnerx.registry import FUNCTIONS
 
 
-def _transpose(batch: Sequence, leaf: Callable[[Sequence], Any]) -> Any:
-    """Collate ``batch`` (samples of one kind) by its first sample's structure."""
+def _transpose(batch: Sequence, leaf: Callable[[Sequence, str], Any], path: str = "") -> Any:
+    """Collate ``batch`` (samples of one kind) by its first sample's structure; ``path`` is
+    where in a sample the values are (``['inputs']``), for errors."""
     first = batch[0]
     if isinstance(first, (str, bytes)):
         return batch
     if isinstance(first, Mapping):
-        collated = {key: _transpose([sample[key] for sample in batch], leaf) for key in first}
+        collated = {
+            key: _transpose([sample[key] for sample in batch], leaf, f"{path}[{key!r}]")
+            for key in first
+        }
         try:
             return type(first)(collated)
         except TypeError:  # a mapping type that cannot be made from a dict
             return collated
     if isinstance(first, tuple) and hasattr(first, "_fields"):  # a named tuple
-        return type(first)(*(_transpose(field, leaf) for field in zip(*batch)))
+        return type(first)(
+            *(
+                _transpose(values, leaf, f"{path}.{name}")
+                for name, values in zip(first._fields, zip(*batch))
+            )
+        )
     if isinstance(first, Sequence):
         size = len(first)
         if any(len(sample) != size for sample in batch):
@@ -42,25 +51,40 @@ def _transpose(batch: Sequence, leaf: Callable[[Sequence], Any]) -> Any:
                 f"cannot collate sequences of different lengths: "
                 f"{[len(sample) for sample in batch]}"
             )
-        positions = [_transpose(position, leaf) for position in zip(*batch)]
+        positions = [
+            _transpose(position, leaf, f"{path}[{index}]")
+            for index, position in enumerate(zip(*batch))
+        ]
         if isinstance(first, (list, tuple)):  # a tuple sample gives a list, as in torch
             return positions
         try:
             return type(first)(positions)
         except TypeError:  # e.g. range cannot be made from a list
             return positions
-    return leaf(batch)
+    return leaf(batch, path)
 
 
-def _as_is(batch: Sequence) -> Sequence:
+def _as_is(batch: Sequence, path: str) -> Sequence:
     return batch
 
 
-def _stack_numeric(batch: Sequence) -> Any:
+def _stack_numeric(batch: Sequence, path: str) -> Any:
     first = batch[0]
-    if isinstance(first, (torch.Tensor, numbers.Number)) or type(first).__module__ == "numpy":
+    if not (isinstance(first, (torch.Tensor, numbers.Number)) or type(first).__module__ == "numpy"):
+        return batch
+    try:
         return torch_default_collate(batch)
-    return batch
+    except RuntimeError:
+        shapes = [tuple(getattr(value, "shape", ())) for value in batch]
+        if len(set(shapes)) == 1:
+            raise
+        listed = ", ".join(map(str, shapes[:4])) + (", ..." if len(shapes) > 4 else "")
+        raise RuntimeError(
+            f"default_collate: the samples' {path or 'values'} have different shapes "
+            f"({listed}), so they cannot be stacked into a batch; pad them to one shape in the "
+            "dataset or its transforms, or use collate_fn=dict(type='pseudo_collate') (lists) "
+            "and batch them in the model's data_preprocessor"
+        ) from None
 
 
 @FUNCTIONS.register_module()

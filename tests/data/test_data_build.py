@@ -185,3 +185,17 @@ def test_a_count_that_is_not_a_whole_number_is_refused_naming_its_key(key, value
 def test_batch_size_none_still_turns_batching_off():
     loader = build_dataloader(digits_cfg(batch_size=None, collate_fn=None))
     assert loader.batch_size is None and loader.batch_sampler is None
+
+
+def test_a_dataloader_of_no_batches_is_refused_saying_why():
+    with pytest.raises(
+        ValueError,
+        match=r"^val_dataloader yields no batches: its dataset has 1438 "
+        r"samples \(1438 on this rank\), and batch_size=5000 with drop_last=True "
+        r"leaves no full batch; lower val_dataloader\.batch_size",
+    ):
+        build_dataloader(digits_cfg(batch_size=5000, drop_last=True), cfg_key="val_dataloader")
+    empty = torch.utils.data.TensorDataset(torch.zeros(0, 2))
+    with pytest.raises(ValueError, match=r"its dataset \(TensorDataset\) is empty"):
+        build_dataloader(digits_cfg(dataset=empty))
+    assert len(build_dataloader(digits_cfg(batch_size=5000))) == 1  # a partial batch is fine

@@ -122,9 +122,21 @@ def test_sequences_of_different_lengths_are_an_error(collate):
         collate([[1, 2], [3]])
 
 
-def test_default_collate_rejects_tensors_of_different_shapes():
-    with pytest.raises(RuntimeError):
+def test_default_collate_rejects_tensors_of_different_shapes_naming_where_and_the_cure():
+    with pytest.raises(
+        RuntimeError, match=r"samples' values have different shapes \(\(2,\), \(3,\)\)"
+    ):
         default_collate([torch.zeros(2), torch.zeros(3)])
+    ragged = [dict(inputs=(torch.zeros(66), torch.zeros(1)), label=0) for _ in range(5)]
+    ragged[1]["inputs"] = (torch.zeros(65), torch.zeros(1))
+    with pytest.raises(RuntimeError) as caught:
+        default_collate(ragged)
+    assert str(caught.value) == (
+        "default_collate: the samples' ['inputs'][0] have different shapes ((66,), (65,), "
+        "(66,), (66,), ...), so they cannot be stacked into a batch; pad them to one shape in "
+        "the dataset or its transforms, or use collate_fn=dict(type='pseudo_collate') (lists) "
+        "and batch them in the model's data_preprocessor"
+    )
 
 
 @MODELS.register_module(name="TestCollateTupleNet", force=True)
