@@ -138,12 +138,18 @@ class BaseMetric(metaclass=ABCMeta):
             return metrics
         try:
             computed = self.compute_metrics(apply_to(results, _on_device, _to_cpu))
+            if not isinstance(computed, dict):
+                raise TypeError(
+                    f"{type(self).__name__}.compute_metrics must return a dict of metric names "
+                    f"and values, e.g. dict(accuracy=0.93), but returned "
+                    f"{type(computed).__name__} {computed!r:.80}"
+                )
+            if self.prefix:
+                computed = {f"{self.prefix}/{key}": value for key, value in computed.items()}
         except Exception as err:
             # Tell the other ranks, which wait in the broadcast, instead of leaving them hanging.
             broadcast_object(_FailedOnRankZero(f"{type(err).__name__}: {err}"))
             raise
-        if self.prefix:
-            computed = {f"{self.prefix}/{key}": value for key, value in computed.items()}
         return broadcast_object(computed)
 
 

@@ -41,6 +41,13 @@ class FailsOnCompute(BaseMetric):
         raise ZeroDivisionError("no metric today")
 
 
+class ReturnsAFloat(FailsOnCompute):
+    """A metric whose compute_metrics returns a score, not a dict of them."""
+
+    def compute_metrics(self, results):
+        return 1.0
+
+
 class NoPrefix(SampleOrder):
     default_prefix = None
 
@@ -101,12 +108,12 @@ def run_rank(rank, out_dir):
     outcome["collect_dir"] = through_files.evaluate(SIZE)
     dist.barrier()
     outcome["left_in_collect_dir"] = os.listdir(os.path.join(out_dir, "collect"))
-    failing = FailsOnCompute()
-    failing.process(None, None)
-    try:
-        failing.evaluate(SIZE)
-    except Exception as err:
-        outcome["failure"] = f"{type(err).__name__}: {err}"
+    for key, failing in (("failure", FailsOnCompute()), ("not_a_dict", ReturnsAFloat())):
+        failing.process(None, None)
+        try:
+            failing.evaluate(SIZE)
+        except Exception as err:
+            outcome[key] = f"{type(err).__name__}: {err}"
     # the "no prefix" warning: a line of the current logger, on rank 0 only
     logger, records = logging.Logger(f"rank{rank}"), KeepRecords()
     logger.addHandler(records)
@@ -142,6 +149,17 @@ def test_a_metric_without_prefix_logs_one_warning_on_rank_zero_only(rank_outcome
         "so its keys are logged without one"
     ]
     assert rank_outcomes[1]["logged"] == []
+
+
+def test_compute_metrics_returning_no_dict_is_named_on_every_rank(rank_outcomes):
+    expected = (
+        "TypeError: ReturnsAFloat.compute_metrics must return a dict of metric names and "
+        "values, e.g. dict(accuracy=0.93), but returned float 1.0"
+    )
+    assert rank_outcomes[0]["not_a_dict"] == expected
+    assert rank_outcomes[1]["not_a_dict"] == (
+        f"RuntimeError: ReturnsAFloat.compute_metrics failed on rank 0: {expected}"
+    )
 
 
 def test_a_failure_on_rank_zero_reaches_the_other_rank(rank_outcomes):
