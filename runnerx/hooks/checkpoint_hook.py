@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from runnerx.hooks.best_checkpoints import (
 )
 from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import DEFAULT_GREATER_KEYS, DEFAULT_LESS_KEYS, infer_rule
+from runnerx.logging import print_log
 from runnerx.registry import HOOKS
 
 #: MessageHub info: the last checkpoint saved while the logged losses were finite, which
@@ -91,6 +93,13 @@ class CheckpointHook(Hook):
         for name, value in (("interval", interval), ("max_keep_ckpts", max_keep_ckpts)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"CheckpointHook: {name} must be an int, got {value!r}")
+        if max_keep_ckpts == 0:
+            print_log(
+                "CheckpointHook: max_keep_ckpts=0 keeps every checkpoint (as -1 does, MMEngine's "
+                "rule); to save none, set default_hooks.checkpoint=None",
+                logger="current",
+                level=logging.WARNING,
+            )
         if isinstance(save_begin, bool) or not isinstance(save_begin, int) or save_begin < 0:
             raise ValueError(f"CheckpointHook: save_begin must be an int >= 0, got {save_begin!r}")
         backend_args = backend_args_of(file_client_args, backend_args)

@@ -87,7 +87,9 @@ def load_sharded_checkpoint(
 
     path = os.fspath(path)
     if not os.path.isfile(os.path.join(path, _METADATA_FILE)):
-        raise FileNotFoundError(f"{path} is not a sharded checkpoint (it has no {_METADATA_FILE})")
+        raise FileNotFoundError(
+            f"{path} is not a sharded checkpoint (it has no {_METADATA_FILE}){_hint(path)}"
+        )
     state = {"state_dict": model_state_dict(model, full=False)}
     if optim_wrapper is not None:
         state["optimizer"] = optimizer_state_dict(model, optim_wrapper, full=False)
@@ -98,6 +100,23 @@ def load_sharded_checkpoint(
         load_optimizer_state_dict(model, optim_wrapper, state["optimizer"])
     extra_path = os.path.join(path, EXTRA_FILE)
     return load_checkpoint(extra_path) if os.path.isfile(extra_path) else {}
+
+
+def _hint(folder: str) -> str:
+    """For a folder that holds checkpoints (a work dir) given as one: which file to give."""
+    last = os.path.join(folder, "last_checkpoint")
+    names = sorted(name for name in os.listdir(folder) if name.endswith(".pth"))
+    if os.path.isfile(last):
+        with open(last) as file:
+            newest = file.read().strip()
+    elif names:
+        newest = os.path.join(folder, names[-1])
+    else:
+        return ""
+    return (
+        f"; it looks like a work dir: give one of its checkpoints, such as {newest}, or, to "
+        "continue the run saved there, resume=True (tools/train.py --resume) with that work_dir"
+    )
 
 
 def consolidate_checkpoint(sharded_dir: str | os.PathLike, out_path: str | os.PathLike) -> dict:

@@ -228,3 +228,18 @@ def test_bad_arguments_are_named(kwargs, error, message):
 def test_greater_keys_teach_the_rule_inference():
     assert CheckpointHook(save_best="fid", less_keys=["fid"]).rules == {"fid": "less"}
     assert CheckpointHook(save_best="PSNR", greater_keys="psnr").rules == {"PSNR": "greater"}
+
+
+def test_max_keep_ckpts_zero_warns_that_it_keeps_every_checkpoint(monkeypatch, caplog):
+    import logging
+
+    from runnerx.logging import logger as logger_module
+
+    monkeypatch.setattr(logger_module, "_current_logger", logging.getLogger("ckpt_hook_test"))
+    CheckpointHook(interval=1, max_keep_ckpts=-1)
+    assert not caplog.records
+    CheckpointHook(interval=1, max_keep_ckpts=0)
+    [record] = caplog.records
+    assert record.levelno == logging.WARNING
+    assert "max_keep_ckpts=0 keeps every checkpoint (as -1 does" in record.getMessage()
+    assert "set default_hooks.checkpoint=None" in record.getMessage()

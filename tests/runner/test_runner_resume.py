@@ -406,3 +406,18 @@ def test_load_from_names_the_tensors_of_another_shape_in_the_log(tmp_path):
     assert "WARNING" in line and f"{len(changed)} checkpoint tensor(s)" in line
     assert all(f"{key}: checkpoint (" in line for key in changed)
     assert "missing keys" not in log
+
+
+def test_load_from_a_work_dir_says_which_file_to_give(tmp_path):
+    trained = digits_cfg(tmp_path / "work", **{"train_cfg.max_epochs": 1})
+    trained.default_hooks.checkpoint = dict(type="CheckpointHook", interval=1)
+    Runner.from_cfg(trained).train()
+    newest = tmp_path / "work" / "epoch_1.pth"
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "other", load_from=str(tmp_path / "work")))
+    with pytest.raises(FileNotFoundError) as caught:
+        runner.test()
+    assert str(caught.value) == (
+        f"load_from: {tmp_path / 'work'} is not a sharded checkpoint (it has no .metadata); it "
+        f"looks like a work dir: give one of its checkpoints, such as {newest}, or, to continue "
+        "the run saved there, resume=True (tools/train.py --resume) with that work_dir"
+    )
