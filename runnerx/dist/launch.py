@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import datetime
 import gc
+import inspect
 import os
 import re
 import subprocess
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import torch.distributed as torch_dist
+
+from runnerx.suggest import close_matches
 
 from . import utils
 
@@ -35,6 +40,45 @@ def infer_launcher() -> str:
     if "OMPI_COMM_WORLD_LOCAL_RANK" in os.environ:
         return "mpi"
     return "none"
+
+
+def check_dist_cfg(dist_cfg: Any, where: str = "env_cfg.dist_cfg") -> None:
+    """Refuse a ``dist_cfg`` that :func:`init_dist` would fail on, or silently ignore: a key
+    neither it nor ``init_process_group`` takes, or a backend torch does not know. The Runner
+    checks it for every launcher, ``none`` too, so that a typo does not wait for the cluster.
+    """
+    if not isinstance(dist_cfg, Mapping):
+        raise TypeError(f"{where} must be a dict, e.g. dict(backend='nccl'), got {dist_cfg!r}")
+    if not torch_dist.is_available():
+        return
+    takes = [
+        *inspect.signature(init_dist).parameters,
+        *inspect.signature(torch_dist.init_process_group).parameters,  # what kwargs go to
+    ]
+    takes = [n for n in dict.fromkeys(takes) if n not in ("launcher", "kwargs") and n[0] != "_"]
+    for key in dist_cfg:
+        if key not in takes:
+            close = close_matches(str(key), takes, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise KeyError(f"{where}.{key} is not a known key (known: {', '.join(takes)}){hint}")
+    if dist_cfg.get("backend") is not None:
+        check_backend(dist_cfg["backend"], f"{where}.backend")
+
+
+def check_backend(backend: Any, where: str = "backend") -> None:
+    """Refuse a backend that torch.distributed does not know (one a plugin registered with
+    ``Backend.register_backend`` is known); ``'cpu:gloo,cuda:nccl'`` names one per device."""
+    known = [name for name in torch_dist.Backend.backend_list if name != "undefined"]
+    names = backend.split(",") if isinstance(backend, str) else [backend]
+    for name in names:
+        name = name.rpartition(":")[2].strip().lower() if isinstance(name, str) else name
+        if name not in known:
+            close = close_matches(str(name), known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"{where}={backend!r} is not a torch.distributed backend (known: "
+                f"{', '.join(known)}).{hint} Leave it out to get nccl on CUDA, gloo on CPU"
+            )
 
 
 def init_dist(
@@ -73,6 +117,8 @@ def init_dist(
             f"init_backend must be 'torch' (runnerx does not start DeepSpeed or ColossalAI), "
             f"but got {init_backend!r}"
         )
+    if backend is not None:
+        check_backend(backend)
     if port is not None and launcher != "slurm":
         raise ValueError(
             f"port is only for launcher='slurm' (the others take MASTER_PORT from the "

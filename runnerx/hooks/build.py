@@ -8,12 +8,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runnerx.hooks.hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
 from runnerx.registry import HOOKS
 from runnerx.suggest import close_matches
+
+logger = logging.getLogger(__name__)
 
 #: The hooks every run has unless ``default_hooks`` turns one off with None (MMEngine's set,
 #: ``preemption``: a checkpoint before the job is stopped, and ``model_summary``: the model's
@@ -77,6 +80,8 @@ def _build(cfg: Any, where: str, default: dict[str, Any] | None) -> Hook:
             + (" (or None to turn it off)" if default is not None else "")
             + f", got {type(cfg).__name__}: {cfg!r}"
         )
+    if not cfg and default is not None:
+        _warn_empty_default(where, default)
     priority = cfg.get("priority")
     if priority is not None:
         _check_priority(priority, f"{where}.priority")
@@ -91,6 +96,16 @@ def _build(cfg: Any, where: str, default: dict[str, Any] | None) -> Hook:
     if priority is not None:
         hook.priority = priority
     return hook
+
+
+def _warn_empty_default(where: str, default: dict[str, Any]) -> None:
+    """An empty default-hook entry (what ``dict(_delete_=True)`` leaves) builds the built-in
+    hook, which is rarely what it was written for: say so, and how to turn it off."""
+    arguments = ", ".join(f"{key}={value!r}" for key, value in default.items() if key != "type")
+    logger.warning(
+        f"{where} is empty, so the built-in {default['type']}({arguments}) is used; set it to "
+        "None to turn that hook off"
+    )
 
 
 def _check_priority(priority: Any, where: str) -> int:

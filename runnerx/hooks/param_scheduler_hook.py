@@ -30,8 +30,10 @@ class ParamSchedulerHook(Hook):
         self._source: Any = _UNSORTED  # the runner.param_schedulers the lists were sorted from
 
     def before_train(self, runner: Any) -> None:
-        """Sort the schedulers once, so that an iteration only loops over its own."""
+        """Sort the schedulers once, so that an iteration only loops over its own, and warn
+        about epoch-based ones that an iteration-based loop would never step."""
         self._sort(runner.param_schedulers)
+        _warn_if_epochs_never_end(runner)
 
     def _follow(self, runner: Any) -> None:
         """Sort again if ``runner.param_schedulers`` is not what the lists were sorted from."""
@@ -79,21 +81,52 @@ class ParamSchedulerHook(Hook):
 _UNSORTED = object()
 
 
+def _warn_if_epochs_never_end(runner: Any) -> None:
+    """Warn once when the train loop is iteration-based and schedulers step by epoch: such a
+    loop has no epochs, so they would keep their first value (MMEngine is silent here).
+    Schedulers that act on validation metrics (ReduceOnPlateau) are fine: they step after
+    each validation."""
+    from runnerx.runner.loops import IterBasedTrainLoop  # the runner package imports hooks
+
+    loop = getattr(runner, "train_loop", None)
+    if not isinstance(loop, IterBasedTrainLoop):
+        return
+    stuck = [
+        f"{label} (type={type(scheduler).__name__!r})"
+        for label, scheduler in _labelled(runner.param_schedulers)
+        if scheduler.by_epoch and not getattr(scheduler, "need_val_args", False)
+    ]
+    if stuck:
+        steps, it = ("steps", "it") if len(stuck) == 1 else ("step", "they")
+        runner.logger.warning(
+            f"{', '.join(stuck)} {steps} by epoch (by_epoch=True), but the train loop "
+            f"{type(loop).__name__} is iteration-based (train_cfg by_epoch=False) and has no "
+            f"epochs, so {it} never {steps} while training: set by_epoch=False (begin/end then "
+            "count iterations) or convert_to_iter_based=True (begin/end stay in epochs)"
+        )
+
+
 def _flatten(param_schedulers: Any) -> list:
+    return [scheduler for _, scheduler in _labelled(param_schedulers)]
+
+
+def _labelled(param_schedulers: Any) -> list[tuple[str, Any]]:
+    """``(config key, scheduler)`` for each scheduler: ``param_scheduler[0]``, or
+    ``param_scheduler['generator'][0]`` for a dict of lists."""
     if param_schedulers is None:
         return []
     if isinstance(param_schedulers, (list, tuple)):
-        return list(param_schedulers)
+        return [(f"param_scheduler[{i}]", s) for i, s in enumerate(param_schedulers)]
     if isinstance(param_schedulers, dict):
-        flat = []
+        labelled = []
         for name, schedulers in param_schedulers.items():
             if not isinstance(schedulers, (list, tuple)):
                 raise TypeError(
                     f"runner.param_schedulers[{name!r}] must be a list of schedulers, "
                     f"got {type(schedulers).__name__}"
                 )
-            flat.extend(schedulers)
-        return flat
+            labelled += [(f"param_scheduler[{name!r}][{i}]", s) for i, s in enumerate(schedulers)]
+        return labelled
     raise TypeError(
         "runner.param_schedulers must be a list of schedulers, a dict of such lists (one per "
         f"optimizer) or None, got {type(param_schedulers).__name__}"

@@ -214,8 +214,10 @@ class LogProcessor:
     def _format(self, name: str, value: Any) -> str:
         if isinstance(value, float):
             return f"{name}: {value:.{self.num_digits}f}"
-        if hasattr(value, "__array__"):  # a tensor or an array: on lines of its own
-            return f"{name}: \n{value}\n"
+        if hasattr(value, "__array__"):
+            # a tensor or an array, printed (summarised when large) on the one line:
+            # MMEngine's line breaks around it split the record for grep and log readers
+            return f"{name}: {' '.join(str(value).split())}"
         return f"{name}: {value}"
 
 

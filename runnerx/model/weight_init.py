@@ -147,7 +147,9 @@ def initialize(module: nn.Module, init_cfg: Mapping | list[Mapping]) -> None:
     for cfg in init_cfg:
         cfg = dict(copy.deepcopy(cfg))  # an init_cfg may be shared by several modules
         override = cfg.pop("override", None)
-        build_initializer(cfg)(module)
+        initializer = build_initializer(cfg)
+        initializer(module)
+        _warn_if_no_layer_matched(module, initializer, cfg)
         if override is not None:
             cfg.pop("layer", None)
             for entry in [override] if isinstance(override, Mapping) else override:
@@ -180,6 +182,32 @@ def _unknown_type(kind: Any) -> ValueError:
     return ValueError(
         f"init_cfg type {kind!r} is not one of {names}{hint} (a custom initializer is "
         "registered with @WEIGHT_INITIALIZERS.register_module())"
+    )
+
+
+def _warn_if_no_layer_matched(module: nn.Module, initializer: Any, cfg: dict) -> None:
+    """Warn when an entry's ``layer`` names no class of ``module``'s sub-modules: the entry
+    then initialises nothing, which MMEngine does silently (``layer='Conv'`` for ``Conv2d``)."""
+    layers = getattr(initializer, "layer", None)
+    applies_to = getattr(initializer, "applies_to", None)
+    if not layers or applies_to is None or any(applies_to(sub) for sub in module.modules()):
+        return
+    kinds = list(dict.fromkeys(type(sub).__name__ for sub in module.modules()))
+    matches = {name: close_matches(name, kinds, n=1) for name in layers}
+    hints = [f"{close[0]!r} for {name!r}" for name, close in matches.items() if close]
+    if len(layers) == 1 and hints:
+        hints = [repr(matches[layers[0]][0])]
+    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    logger.warning(
+        "init_cfg (type=%r, layer=%r) of %s matched no module, so it initialised nothing: "
+        "layer names module classes (or a direct base class), and the module types in %s are "
+        "%s%s",
+        cfg.get("type"),
+        cfg.get("layer"),
+        type(module).__name__,
+        type(module).__name__,
+        ", ".join(kinds),
+        hint,
     )
 
 

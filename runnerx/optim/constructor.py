@@ -5,10 +5,13 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Mapping
+from numbers import Real
 from typing import Any
 
+import torch
 from torch import nn
 
+from runnerx.config.config_dict import keyed_copy
 from runnerx.optim.checks import check_arguments
 from runnerx.optim.optim_wrapper import OptimWrapper
 from runnerx.optim.paramwise import ParamwiseRules, check_paramwise_cfg, paramwise_groups
@@ -21,6 +24,7 @@ from runnerx.registry import (
     Registry,
 )
 from runnerx.registry.build import _registries_to_search
+from runnerx.registry.errors import mark_wrapped
 from runnerx.utils.errors import ValueAssertionError
 from runnerx.utils.misc import is_method_overridden
 
@@ -45,6 +49,29 @@ def resolve_type(registry: Registry, cfg: Mapping[str, Any], where: str) -> Any:
         if found is not None:
             return found
     raise NotRegisteredError(type_value, registries, where)
+
+
+def _check_numbers(optimizer_cfg: Mapping[str, Any], where: str) -> None:
+    """Refuse an ``lr``, ``weight_decay`` or ``momentum`` that is not a number (torch's own
+    error, ``'<' not supported between instances of 'str' and 'float'``, names none)."""
+    for key in ("lr", "weight_decay", "momentum"):
+        value = optimizer_cfg.get(key)
+        if value is None or _is_number(value):
+            continue
+        hint = ""
+        if isinstance(value, str):
+            try:
+                float(value)
+                hint = f" (write {value.strip()} without quotes)"
+            except ValueError:
+                pass
+        raise mark_wrapped(  # it names its key: no "while building" around it
+            TypeError(f"{where}.{key} must be a number, got {type(value).__name__} {value!r}{hint}")
+        )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (Real, torch.Tensor)) and not isinstance(value, bool)
 
 
 def _check_each_parameter_once(param_groups: list[dict], model: nn.Module) -> None:
@@ -118,6 +145,7 @@ class DefaultOptimWrapperConstructor:
                 f"but got {type(self.optimizer_cfg).__name__}"
             )
         self.paramwise_cfg = {} if paramwise_cfg is None else paramwise_cfg
+        _check_numbers(self.optimizer_cfg, f"{self.where}.optimizer")
         self.base_lr = self.optimizer_cfg.get("lr")
         self.base_wd = self.optimizer_cfg.get("weight_decay")
         self._validate_cfg()
@@ -185,8 +213,10 @@ class DefaultOptimWrapperConstructor:
             _check_each_parameter_once(params, model)
         else:  # the same settings as add_params gives, in shared groups: faster steps
             params = paramwise_groups(model, self.paramwise_cfg, self.base_lr, self.base_wd)
+        # keyed, so that the optimizer's own errors (torch's "Invalid learning rate") name it
         optimizer = OPTIMIZERS.build(
-            {**self.optimizer_cfg, "type": optimizer_type, params_arg: params}
+            keyed_copy({**self.optimizer_cfg, "type": optimizer_type}, where),
+            default_args={params_arg: params},
         )
         wrapper_cfg = {"type": "OptimWrapper", **self.optim_wrapper_cfg}
         wrapper_type = resolve_type(OPTIM_WRAPPERS, wrapper_cfg, self.where)

@@ -1,5 +1,6 @@
-"""The process environment of a run: random seeds, multiprocessing, cuDNN, version info, and
-the run's own folder in the work dir.
+"""The process environment of a run: random seeds, multiprocessing, cuDNN, the distributed
+settings and the default scope (checked), version info, and the run's own folder in the work
+dir.
 
 .. code-block:: python
 
@@ -24,6 +25,7 @@ import numpy as np
 import torch
 
 from runnerx.dist import broadcast_object, get_rank
+from runnerx.dist.launch import check_dist_cfg
 from runnerx.suggest import close_matches
 
 ENV_CFG_KEYS = (
@@ -128,6 +130,7 @@ def setup_env(env_cfg: dict) -> None:
         )
         env_cfg = {key: value for key, value in env_cfg.items() if key != "backend"}
     check_keys(env_cfg, ENV_CFG_KEYS, "env_cfg")
+    check_dist_cfg(env_cfg.get("dist_cfg") or {})
     if env_cfg.get("cudnn_benchmark"):
         torch.backends.cudnn.benchmark = True
     mp_cfg = dict(env_cfg.get("mp_cfg") or {})
@@ -151,6 +154,34 @@ def setup_env(env_cfg: dict) -> None:
         check_keys(mp_cfg, ("mp_start_method", "opencv_num_threads"), "env_cfg.mp_cfg")
 
 
+def unknown_scope_warning(scope: str) -> str | None:
+    """What to warn when no registry has the scope ``default_scope`` names, after the
+    ``<scope>.registry`` import a lookup tries (MMEngine warns too); None when one has it.
+    Lookups then fall back to runnerx's root registries."""
+    import runnerx.registry as registries
+    from runnerx.registry.scopes import MMENGINE_SCOPE, import_failure
+
+    roots = [getattr(registries, name) for name in registries.__all__]
+    roots = [root for root in roots if isinstance(root, registries.Registry)]
+    if any(root.registry_for_scope(scope) is not None for root in roots):
+        return None
+    known = {MMENGINE_SCOPE}
+    pending = list(roots)
+    while pending:
+        registry = pending.pop()
+        known.add(registry.scope)
+        pending.extend(registry.children.values())
+    close = close_matches(scope, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    why = import_failure(scope)
+    tried = f" (importing {scope}.registry failed: {why})" if why else ""
+    return (
+        f"default_scope={scope!r} is not the scope of any registry{tried} (known: "
+        f"{', '.join(sorted(known))}){hint}. Components are looked up in runnerx's registries; "
+        "a package's scope exists once its registries are imported (custom_imports)"
+    )
+
+
 def make_run_dir(work_dir: str) -> str:
     """Create the run's folder in ``work_dir`` and return its name: the start time,
     ``20261121_150405``, with ``_1``, ``_2``... added when a run that started in the same
@@ -164,6 +195,23 @@ def make_run_dir(work_dir: str) -> str:
         except FileExistsError:
             count += 1
             name = f"{stamp}_{count}"
+        except OSError as error:
+            raise _unmakeable(work_dir, error) from error
+
+
+def _unmakeable(work_dir: str, error: OSError) -> OSError:
+    """``error`` (same type) saying that it is the work dir that cannot be made, and why."""
+    existing = os.path.abspath(work_dir)
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        cause = f"{existing!r} is a file, not a folder"
+    else:
+        cause = f"{existing!r} did not take a new folder ({error.strerror or error})"
+    return type(error)(
+        f"work_dir {work_dir!r} (from --work-dir or the config's work_dir) cannot be created: "
+        f"{cause}; choose a folder you can write to"
+    )
 
 
 def environment_summary() -> dict[str, Any]:

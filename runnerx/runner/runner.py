@@ -35,6 +35,7 @@ from .environment import (
     make_run_dir,
     restore_signal_handlers,
     signal_handlers,
+    unknown_scope_warning,
 )
 from .fast_dev_run import (
     fast_dev_run_batches,
@@ -107,6 +108,8 @@ class Runner(MMEngineRunnerAPI):
                 self._experiment_name, scope_name=default_scope
             )
         self._init_logging(log_level, log_processor, visualizer)
+        if default_scope is not None and (warning := unknown_scope_warning(default_scope)):
+            self.logger.warning(warning)
 
         self._load_from = load_from
         self._resume = resume

@@ -225,6 +225,11 @@ def test_infer_launcher_as_mmengine(monkeypatch, present):
         (dict(launcher="pytorch", init_backend="deepspeed"), ValueError, "init_backend must be"),
         (dict(launcher="pytorch", port=29501), ValueError, "port is only for launcher='slurm'"),
         (dict(launcher="pytorch", timeout="30"), TypeError, "timeout must be a number of seconds"),
+        (
+            dict(launcher="pytorch", backend="glooo"),
+            ValueError,
+            r"^backend='glooo' is not a torch.distributed backend .* Did you mean 'gloo'\?",
+        ),
     ],
 )
 def test_init_dist_arguments(kwargs, error, match):

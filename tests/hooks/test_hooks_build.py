@@ -1,5 +1,7 @@
 """build_hooks and format_hook_table: MMEngine's default_hooks/custom_hooks semantics."""
 
+import logging
+
 import pytest
 
 from runnerx.config import Config
@@ -12,6 +14,7 @@ from runnerx.hooks import (
     build_hooks,
     format_hook_table,
 )
+from runnerx.hooks import build as hooks_build
 from runnerx.registry import NotRegisteredError
 
 DEFAULT_ORDER = [
@@ -166,3 +169,41 @@ def test_the_table_lists_each_point_in_run_order_with_the_hooks_acting_there():
     assert "before_run:\n(45          ) Numbered\n(BELOW_NORMAL) LoggerHook\n" in table
     assert "after_train_iter:\n(BELOW_NORMAL) LoggerHook\n(NORMAL      ) EmptyCacheHook" in table
     assert "before_train_epoch" not in table
+
+
+@pytest.fixture
+def build_warnings():
+    """The warnings build_hooks logs, caught at its own logger."""
+    messages = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger = logging.getLogger(hooks_build.__name__)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    yield messages
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def test_a_default_hook_emptied_by_delete_builds_the_default_and_says_so(tmp_path, build_warnings):
+    (tmp_path / "base.py").write_text(
+        "default_hooks = dict(checkpoint=dict(type='CheckpointHook', interval=2, "
+        "max_keep_ckpts=2))\n"
+    )
+    (tmp_path / "child.py").write_text(
+        "_base_ = './base.py'\ndefault_hooks = dict(checkpoint=dict(_delete_=True))\n"
+    )
+    cfg = Config.fromfile(tmp_path / "child.py")
+    hooks = build_hooks(cfg.default_hooks)
+    (checkpoint,) = [hook for hook in hooks if isinstance(hook, CheckpointHook)]
+    assert (checkpoint.interval, checkpoint.max_keep_ckpts) == (1, -1)
+    assert build_warnings == [
+        "default_hooks.checkpoint is empty, so the built-in CheckpointHook(interval=1) is "
+        "used; set it to None to turn that hook off"
+    ]
+
+
+def test_default_hook_entries_with_settings_are_not_warned_of(build_warnings):
+    build_hooks(dict(logger=dict(interval=5), checkpoint=None))
+    assert build_warnings == []

@@ -171,3 +171,46 @@ def test_the_built_in_hooks_have_no_misnamed_points():
     hook_classes = [c for c in classes if isinstance(c, type) and issubclass(c, Hook)]
     assert len(hook_classes) > 10
     assert [w for c in hook_classes for w in misnamed_points(c.__new__(c))] == []
+
+
+def test_an_epoch_scheduler_in_an_iteration_loop_is_warned_of_once_and_named(tmp_path):
+    runner = make_runner(
+        tmp_path,
+        train_cfg=dict(by_epoch=False, max_iters=6, val_interval=6),
+        param_scheduler=[
+            dict(type="LinearLR", start_factor=0.5, by_epoch=False, begin=0, end=2),
+            dict(type="StepLR", step_size=1, gamma=0.1, by_epoch=True),
+        ],
+    )
+    runner.train()
+    log = next(tmp_path.glob("*/*.log")).read_text()
+    assert log.count("never steps while training") == 1
+    assert "param_scheduler[1] (type='StepLR') steps by epoch" in log
+    assert "param_scheduler[0]" not in log
+    assert "IterBasedTrainLoop" in log and "convert_to_iter_based=True" in log
+    logged = list(runner.message_hub.get_scalar("train/lr").data[0])
+    assert logged[2:] == pytest.approx([0.1] * 4)  # StepLR never took the lr down
+
+
+@pytest.mark.parametrize(
+    "scheduler",
+    [
+        dict(type="StepLR", step_size=1, gamma=0.1, by_epoch=True, convert_to_iter_based=True),
+        dict(type="ReduceOnPlateauLR", monitor="loss", by_epoch=True),
+        dict(type="StepLR", step_size=1, gamma=0.1, by_epoch=False),
+    ],
+)
+def test_schedulers_an_iteration_loop_steps_are_not_warned_of(tmp_path, scheduler):
+    runner = make_runner(
+        tmp_path,
+        train_cfg=dict(by_epoch=False, max_iters=2, val_interval=2),
+        param_scheduler=scheduler,
+    )
+    runner.train()
+    assert "never steps" not in next(tmp_path.glob("*/*.log")).read_text()
+
+
+def test_an_epoch_scheduler_in_an_epoch_loop_is_not_warned_of(tmp_path):
+    runner = make_runner(tmp_path, param_scheduler=dict(type="StepLR", step_size=1))
+    runner.train()
+    assert "never steps" not in next(tmp_path.glob("*/*.log")).read_text()

@@ -1,13 +1,20 @@
 """LogProcessor: exact MMEngine-style lines and tags from a real MessageHub."""
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
 
 import runnerx.logging.log_processor as log_processor_module
+from runnerx.config import Config
+from runnerx.evaluator import BaseMetric
 from runnerx.logging import LogProcessor, MessageHub
-from runnerx.registry import LOG_PROCESSORS
+from runnerx.registry import LOG_PROCESSORS, METRICS
+from runnerx.runner import Runner
+
+ROOT = Path(__file__).parents[2]
 
 
 def make_runner(hub_name: str, trains: bool = True, **overrides) -> SimpleNamespace:
@@ -143,7 +150,10 @@ def test_non_scalar_results_are_shown_and_tagged_on_request():
     hub.update_info("val/confusion", torch.eye(2))
     tag, line = LogProcessor().get_log_after_epoch(runner, 16, "val")
     assert "confusion" not in tag
-    assert "confusion: \ntensor([[1., 0.],\n        [0., 1.]])\n" in line
+    assert line.endswith(
+        "accuracy: 90.0000  confusion: tensor([[1., 0.], [0., 1.]])  "
+        "data_time: 0.0010  time: 0.2500"
+    )
     tag, _ = LogProcessor().get_log_after_epoch(runner, 16, "val", with_non_scalar=True)
     assert torch.equal(tag["confusion"], torch.eye(2))
 
@@ -296,3 +306,28 @@ def test_built_from_the_registry():
     processor = LOG_PROCESSORS.build(dict(type="LogProcessor", window_size=3, by_epoch=False))
     assert isinstance(processor, LogProcessor)
     assert (processor.window_size, processor.by_epoch) == (3, False)
+
+
+@METRICS.register_module()
+class ClassScoresMetric(BaseMetric):
+    """A metric with a per-class vector as well as a scalar, as a user may write one."""
+
+    def process(self, data_batch, data_samples):
+        self.results.append(torch.tensor([1.0, 2.0]))
+
+    def compute_metrics(self, results):
+        scores = torch.stack(results).mean(0)
+        return dict(per_class=scores, mean=scores.mean().item())
+
+
+def test_a_vector_metric_of_a_real_validation_stays_on_its_log_line(tmp_path):
+    cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+    cfg.work_dir = str(tmp_path)
+    cfg.val_evaluator = dict(type="ClassScoresMetric")
+    runner = Runner.from_cfg(cfg)
+    runner.val()
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    (line,) = [line for line in log.splitlines() if "Epoch(val)" in line]
+    assert "mean: 1.5000  per_class: tensor([1., 2.])  data_time: " in line
+    scalars = json.loads(Path(runner.log_dir, "vis_data/scalars.json").read_text())
+    assert scalars["mean"] == 1.5 and "per_class" not in scalars  # scalars only, as MMEngine

@@ -5,6 +5,7 @@ from collections import namedtuple
 import pytest
 import torch
 
+from runnerx import Config
 from runnerx.model import BaseDataPreprocessor, ImgDataPreprocessor, stack_batch
 from runnerx.registry import MODELS
 
@@ -141,6 +142,7 @@ def test_img_preprocessor_moves_to_its_device_before_normalising():
         (dict(bgr_to_rgb=True, rgb_to_bgr=True), "cannot both be True"),
         (dict(mean=[1, 2, 3]), "must be given together"),
         (dict(mean=[1, 2], std=[1, 2]), r"mean must have 1 value .* but got 2"),
+        (dict(mean=[1, 2, 3], std=[1, 0.0, 2]), r"std must be non-zero .* got \[1, 0\.0, 2\]$"),
     ],
 )
 def test_img_preprocessor_rejects_bad_settings(kwargs, message):
@@ -163,3 +165,20 @@ def test_stack_batch_without_padding_stacks():
     assert torch.equal(stack_batch(tensors), torch.stack(tensors))
     with pytest.raises(ValueError, match="cannot stack"):
         stack_batch([torch.ones(1, 2), torch.ones(1, 2, 2)])
+
+
+def test_a_zero_std_in_a_config_is_named_by_its_key():
+    cfg = Config(
+        dict(
+            model=dict(
+                type="DigitsConvNet",
+                data_preprocessor=dict(type="ImgDataPreprocessor", mean=[0.5], std=[0.0]),
+            )
+        )
+    )
+    with pytest.raises(ValueError) as caught:
+        MODELS.build(cfg.model)
+    assert str(caught.value).startswith("while building cfg.model.data_preprocessor (type=")
+    assert str(caught.value).endswith(
+        "std must be non-zero in every channel (the images are divided by it), but got [0.0]"
+    )

@@ -1,5 +1,6 @@
 """init_cfg: layer initializers, override, Pretrained loading, BaseModule.init_weights order."""
 
+import logging
 import math
 import pickle
 
@@ -7,7 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from runnerx.model import BaseModule, ModuleList, Sequential, initialize
+from runnerx import MODELS
+from runnerx.model import BaseModule, ModuleList, Sequential, initialize, weight_init
 
 
 class MyConv(nn.Conv2d):
@@ -159,3 +161,48 @@ def test_init_weights_runs_once_and_reaches_base_module_containers():
     nn.init.zeros_(blocks[0].weight)
     holder.init_weights()  # a second call does nothing
     assert blocks[0].weight.eq(0).all()
+
+
+@pytest.fixture
+def init_warnings():
+    """The warnings weight_init logs, caught at its own logger (whatever runs set up before)."""
+    messages = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger = logging.getLogger(weight_init.__name__)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    yield messages
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def test_a_layer_that_matches_no_module_is_warned_of_with_a_close_match(init_warnings):
+    model = MODELS.build(dict(type="DigitsConvNet", init_cfg=dict(type="Kaiming", layer="Conv")))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    model.init_weights()
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    (message,) = init_warnings
+    assert "init_cfg (type='Kaiming', layer='Conv') of DigitsConvNet matched no module" in message
+    assert "Conv2d, ReLU" in message and message.endswith("did you mean 'Conv2d'?")
+
+
+def test_each_name_of_a_layer_list_that_matches_nothing_gets_its_close_match(init_warnings):
+    initialize(Net(), dict(type="Constant", val=1, layer=["Conv3d", "Lnear"]))
+    (message,) = init_warnings
+    assert "layer=['Conv3d', 'Lnear']" in message
+    assert message.endswith("'Linear' for 'Lnear'?")
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        dict(type="Constant", val=1, layer=["Conv2d", "GroupNorm"]),  # one name matches: fine
+        dict(type="Constant", val=1),  # no layer: initialises nothing, as documented
+        dict(type="Constant", val=1, layer="_ConvNd"),  # a direct base class of Conv2d
+    ],
+)
+def test_entries_that_match_a_module_or_name_no_layer_are_not_warned_of(init_warnings, cfg):
+    initialize(nn.Sequential(nn.Conv2d(1, 1, 1)), cfg)
+    assert init_warnings == []

@@ -4,6 +4,7 @@ import pytest
 import torch
 from torch import nn
 
+from runnerx import Config
 from runnerx.optim import DefaultOptimWrapperConstructor, OptimWrapper, build_optim_wrapper
 
 
@@ -166,3 +167,61 @@ def test_bad_paramwise_cfg_is_explained(optimizer, paramwise_cfg, message):
 def test_missing_optimizer_is_explained():
     with pytest.raises(ValueError, match="optim_wrapper has no 'optimizer' key"):
         DefaultOptimWrapperConstructor(dict(type="OptimWrapper"))
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "message"),
+    [
+        (
+            dict(type="SGD", lr="1e-3"),
+            r"^optim_wrapper\.optimizer\.lr must be a number, got str '1e-3' "
+            r"\(write 1e-3 without quotes\)$",
+        ),
+        (
+            dict(type="SGD", lr=0.1, weight_decay="big"),
+            r"^optim_wrapper\.optimizer\.weight_decay must be a number, got str 'big'$",
+        ),
+        (dict(type="SGD", lr=0.1, momentum=True), r"optimizer\.momentum .* got bool True$"),
+    ],
+)
+def test_a_setting_that_is_not_a_number_is_named_by_its_key(optimizer, message):
+    cfg = Config(dict(optim_wrapper=dict(optimizer=optimizer)))
+    with pytest.raises(TypeError, match=message):
+        build_optim_wrapper(Net(), cfg.optim_wrapper)
+
+
+def test_the_settings_of_several_optimizers_are_named_by_their_keys():
+    class Pair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.generator, self.discriminator = nn.Linear(2, 2), nn.Linear(2, 1)
+
+    cfg = Config(
+        dict(
+            optim_wrapper=dict(
+                generator=dict(optimizer=dict(type="Adam", lr=1e-3)),
+                discriminator=dict(optimizer=dict(type="Adam", lr="fast")),
+            )
+        )
+    )
+    with pytest.raises(TypeError, match=r"^optim_wrapper\.discriminator\.optimizer\.lr must"):
+        build_optim_wrapper(Pair(), cfg.optim_wrapper)
+
+
+@pytest.mark.parametrize("from_config", [True, False])
+def test_the_optimizers_own_errors_name_its_key(from_config):
+    optim_wrapper = dict(optimizer=dict(type="SGD", lr=-0.1))
+    if from_config:
+        optim_wrapper = Config(dict(optim_wrapper=optim_wrapper)).optim_wrapper
+    with pytest.raises(ValueError) as caught:
+        build_optim_wrapper(Net(), optim_wrapper)
+    assert str(caught.value) == (
+        "while building cfg.optim_wrapper.optimizer (type=SGD from torch.optim.sgd): "
+        "Invalid learning rate: -0.1"
+    )
+
+
+def test_a_tensor_learning_rate_is_a_number():
+    lr = torch.tensor(0.1)
+    wrapper = build_optim_wrapper(Net(), dict(optimizer=dict(type="Adam", lr=lr)))
+    assert wrapper.param_groups[0]["lr"] is lr

@@ -3,6 +3,8 @@ tests/test_runner/test_runner.py against runnerx): custom loops built on IterBas
 resume() before train(), register_hook's priority, and errors raised before training."""
 
 import copy
+import uuid
+from pathlib import Path
 
 import pytest
 import torch
@@ -281,3 +283,36 @@ def test_the_visualizer_is_built_in_the_configs_default_scope(digits_cfg, monkey
     )
     runner = Runner.from_cfg(digits_cfg)
     assert type(runner.visualizer) is PackageVisualizer
+
+
+def built_log(digits_cfg, monkeypatch, default_scope):
+    """The log of a Runner built from the digits config with ``default_scope``."""
+    monkeypatch.setattr(DefaultScope, "_current", DefaultScope.get_current_instance())
+    digits_cfg.default_scope = default_scope
+    digits_cfg.experiment_name = f"scope_{uuid.uuid4().hex}"  # a DefaultScope of its own
+    runner = Runner.from_cfg(digits_cfg)
+    assert runner.default_scope.scope_name == default_scope
+    return Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+
+
+def test_a_default_scope_no_registry_has_is_warned_of_with_a_close_match(digits_cfg, monkeypatch):
+    log = built_log(digits_cfg, monkeypatch, "runerx")
+    assert "default_scope='runerx' is not the scope of any registry" in log
+    assert "(importing runerx.registry failed: No module named 'runerx')" in log
+    assert "did you mean 'runnerx'?" in log
+
+
+def test_a_scope_that_its_registry_module_creates_is_not_warned_of(
+    digits_cfg, monkeypatch, tmp_path
+):
+    # an installed package whose registry.py makes its child registries, as mmdet.registry
+    package = tmp_path / "packages" / "contract_scope_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "registry.py").write_text(
+        "from runnerx.registry import METRICS, Registry\n"
+        "METRICS = Registry('metric', parent=METRICS, scope='contract_scope_pkg')\n"
+    )
+    monkeypatch.syspath_prepend(str(package.parent))
+    for scope in ("contract_scope_pkg", "contract_vis_pkg", "mmengine", "runnerx"):
+        assert "default_scope=" not in built_log(digits_cfg, monkeypatch, scope), scope

@@ -130,6 +130,11 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
                         f"{key} must have 1 value (gray or shared) or 3 (one per channel), "
                         f"but got {len(values)}: {list(values)}"
                     )
+            if any(value == 0 for value in std):
+                raise ValueAssertionError(
+                    f"std must be non-zero in every channel (the images are divided by it), but "
+                    f"got {list(std)}"
+                )
             self.register_buffer("mean", torch.tensor(mean).view(-1, 1, 1), persistent=False)
             self.register_buffer("std", torch.tensor(std).view(-1, 1, 1), persistent=False)
         self._channel_conversion = bgr_to_rgb or rgb_to_bgr
