@@ -17,6 +17,7 @@ import argparse
 import copy
 import os
 import tempfile
+import warnings
 from typing import Any
 
 from .auto_args import add_config_args
@@ -27,6 +28,7 @@ from .dump import dump_text, write_atomically
 from .errors import ConfigError, ConfigKeyError
 from .loader import load_config_file
 from .merge import merge_into, nest_dotted_keys
+from .option_checks import check_options
 from .pretty import format_config
 from .provenance import Explanation, Override, explain
 
@@ -169,8 +171,16 @@ class Config:
         """Merge dotted-key options into the config: ``{'model.depth': 50, 'pipe.0.size': 8}``.
 
         With ``allow_list_keys`` a numeric key indexes a list. ``source`` names where the
-        options came from in :meth:`explain` (``tools/`` scripts pass ``'--cfg-options'``).
+        options came from in :meth:`explain` and in errors (``tools/`` scripts pass
+        ``'--cfg-options'``). A key below a value that holds no keys (``lr.value=1`` over
+        ``lr=0.1``) or past the end of a list is an error naming the option. As in MMEngine a
+        key the config lacks is added; from ``'--cfg-options'`` that warns when a key of that
+        name exists elsewhere (``max_epochs=3`` beside ``train_cfg.max_epochs``).
         """
+        additions = check_options(self._cfg_dict, options, source, allow_list_keys)
+        if source == "--cfg-options":
+            for message in additions:
+                warnings.warn(message, UserWarning, stacklevel=2)
         merged = merge_into(nest_dotted_keys(options), self._cfg_dict, allow_list_keys)
         object.__setattr__(self, "_cfg_dict", merged)
         self._overrides.extend(Override(key, value, source) for key, value in options.items())

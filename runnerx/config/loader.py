@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from .base_names import refuse_misspelt_base_in_data, refuse_misspelt_base_in_python
 from .config_dict import ConfigDict
 from .errors import (
     ConfigError,
@@ -30,6 +31,7 @@ from .read_base import find_base_imports, inherited_by_base_error
 from .read_base_loader import load_read_base_config
 from .source import (
     BASE_KEY,
+    SUPPORTED_SUFFIXES,
     SourceFile,
     assigns_base,
     config_values,
@@ -39,7 +41,6 @@ from .source import (
 from .templates import fill_base_references, hide_base_references, substitute_file_and_env_vars
 
 DEPRECATION_KEY = "_deprecation_"
-SUPPORTED_SUFFIXES = (".py", ".json", ".yaml", ".yml")
 
 
 @dataclass
@@ -122,8 +123,12 @@ class _Loader:
             if placeholders:
                 tree = parse_python(text, path)
             base_specs, base_line = _base_specs_in_python(tree, path)
+            if base_line is None:
+                refuse_misspelt_base_in_python(tree, path)
         else:
             data = _load_data(text, suffix, path)
+            if BASE_KEY not in data:
+                refuse_misspelt_base_in_data(data, text, path)
             base_specs, base_line = data.pop(BASE_KEY, []), None
         specs = _as_spec_list(base_specs, path, base_line)
         base, base_sources = self._load_bases(specs, path, base_line, (*chain, path))

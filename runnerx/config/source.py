@@ -17,6 +17,8 @@ from .errors import ConfigSyntaxError, config_raised
 DROPPED_TYPES = (types.FunctionType, types.ModuleType)
 #: the name a ``_base_``-style config inherits through
 BASE_KEY = "_base_"
+#: the suffixes of the config files that can be read
+SUPPORTED_SUFFIXES = (".py", ".json", ".yaml", ".yml")
 
 
 def assigns_base(statement: ast.stmt) -> bool:

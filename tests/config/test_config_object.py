@@ -82,7 +82,7 @@ def test_merge_from_dict_with_dotted_keys_and_list_indices(cfg):
 
 
 def test_merge_from_dict_list_index_out_of_range(cfg):
-    with pytest.raises(ConfigKeyError, match="index 9 is out of range for a list of 5"):
+    with pytest.raises(ConfigKeyError, match=r"train_pipeline has 5 entries \(indexes 0-4\)"):
         cfg.merge_from_dict({"train_pipeline.9.scale": 1})
 
 
