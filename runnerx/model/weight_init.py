@@ -277,7 +277,7 @@ def load_pretrained(
             state = load_checkpoint_with_prefix(prefix, checkpoint, map_location)
         else:
             state = checkpoint_weights(checkpoint, map_location)
-    except ValueError as error:  # a name no reader takes, no weight under the prefix
+    except (ValueError, FileNotFoundError) as error:  # no reader, no weights, no file
         raise type(error)(f"init_cfg Pretrained checkpoint: {error}") from error
     missing, unexpected = load_model_weights(module, state, strict=False)
     logger.info("loaded pretrained weights from %s", checkpoint)

@@ -142,6 +142,16 @@ class NotAWeight:
     """Unpickling this would run code: weights_only loading refuses it."""
 
 
+def test_a_missing_pretrained_checkpoint_is_named_as_init_cfgs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError) as caught:
+        initialize(Net(), dict(type="Pretrained", checkpoint="nope.pth"))
+    assert str(caught.value) == (
+        f"init_cfg Pretrained checkpoint: checkpoint not found: nope.pth (no such file, read "
+        f"from {tmp_path})"
+    )
+
+
 def test_pretrained_refuses_checkpoints_with_arbitrary_objects(tmp_path):
     save_source_weights(tmp_path / "evil.pth", Net(), payload=NotAWeight())
     with pytest.raises(pickle.UnpicklingError):
