@@ -2,6 +2,7 @@
 command run in the repository root, and the storage-backend registries left as found."""
 
 import http.server
+import logging
 import pickle
 import socket
 import subprocess
@@ -147,3 +148,26 @@ def restore_backends():
     for table, content in saved:
         table.clear()
         table.update(content)
+
+
+@pytest.fixture
+def logged_warnings():
+    """``logged_warnings(logger_name)``: a list that gets the message of every WARNING (or
+    worse) that logger emits from then until the test ends, whatever handlers and levels
+    earlier runs left on it."""
+    undo = []
+
+    def capture(name: str) -> list[str]:
+        messages: list[str] = []
+        handler = logging.Handler(logging.WARNING)
+        handler.emit = lambda record: messages.append(record.getMessage())
+        logger = logging.getLogger(name)
+        undo.append((logger, handler, logger.level))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+        return messages
+
+    yield capture
+    for logger, handler, level in undo:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

@@ -1,7 +1,5 @@
 """build_hooks and format_hook_table: MMEngine's default_hooks/custom_hooks semantics."""
 
-import logging
-
 import pytest
 
 from runnerx.config import Config
@@ -172,18 +170,9 @@ def test_the_table_lists_each_point_in_run_order_with_the_hooks_acting_there():
 
 
 @pytest.fixture
-def build_warnings():
+def build_warnings(logged_warnings):
     """The warnings build_hooks logs, caught at its own logger."""
-    messages = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: messages.append(record.getMessage())
-    logger = logging.getLogger(hooks_build.__name__)
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.WARNING)
-    yield messages
-    logger.removeHandler(handler)
-    logger.setLevel(level)
+    return logged_warnings(hooks_build.__name__)
 
 
 def test_a_default_hook_emptied_by_delete_builds_the_default_and_says_so(tmp_path, build_warnings):

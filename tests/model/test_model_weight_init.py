@@ -1,6 +1,5 @@
 """init_cfg: layer initializers, override, Pretrained loading, BaseModule.init_weights order."""
 
-import logging
 import math
 import pickle
 
@@ -174,18 +173,9 @@ def test_init_weights_runs_once_and_reaches_base_module_containers():
 
 
 @pytest.fixture
-def init_warnings():
+def init_warnings(logged_warnings):
     """The warnings weight_init logs, caught at its own logger (whatever runs set up before)."""
-    messages = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: messages.append(record.getMessage())
-    logger = logging.getLogger(weight_init.__name__)
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.WARNING)
-    yield messages
-    logger.removeHandler(handler)
-    logger.setLevel(level)
+    return logged_warnings(weight_init.__name__)
 
 
 def test_a_layer_that_matches_no_module_is_warned_of_with_a_close_match(init_warnings):

@@ -148,6 +148,14 @@ def train(cfg: Config) -> tuple[Runner, ValCheckRecorder]:
     return runner, recorder(runner)
 
 
+def stopped_after(cfg: Config, iteration: int) -> None:
+    """Train ``cfg`` until the hooks after ``iteration`` (1-based) stop it, as a crash would."""
+    first = cfg.copy()
+    first.custom_hooks = [*cfg.custom_hooks, dict(type="ValCheckInterrupt", at=iteration)]
+    with pytest.raises(Interrupted):
+        Runner.from_cfg(first).train()
+
+
 def recorder(runner) -> ValCheckRecorder:
     return next(hook for hook in runner.hooks if isinstance(hook, ValCheckRecorder))
 
@@ -261,11 +269,8 @@ def test_a_mid_epoch_best_checkpoint_resumes_at_the_next_batch_exactly(tmp_path)
     cfg.default_hooks.checkpoint = dict(
         type="CheckpointHook", interval=-1, save_best="round", rule="greater"
     )
-    first = cfg.copy()
     # stopped after iteration 15: the newest best is from the validation after iteration 14
-    first.custom_hooks = [*cfg.custom_hooks, dict(type="ValCheckInterrupt", at=15)]
-    with pytest.raises(Interrupted):
-        Runner.from_cfg(first).train()
+    stopped_after(cfg, 15)
     (best,) = Path(cfg.work_dir).glob("best_round_*.pth")
     saved = torch.load(best, weights_only=True)
     assert (saved["meta"]["epoch"], saved["meta"]["iter"]) == (1, 14)
@@ -285,11 +290,8 @@ def test_a_mid_epoch_best_checkpoint_resumes_at_the_next_batch_exactly(tmp_path)
 def test_a_resume_runs_the_mid_epoch_validation_its_checkpoint_was_saved_before(tmp_path):
     cfg = tiny_cfg(tmp_path)
     cfg.default_hooks.checkpoint = dict(type="CheckpointHook", by_epoch=False, interval=6)
-    first = cfg.copy()
     # iter_6.pth is saved after iteration 6, and the run is stopped before its validation
-    first.custom_hooks = [*cfg.custom_hooks, dict(type="ValCheckInterrupt", at=6)]
-    with pytest.raises(Interrupted):
-        Runner.from_cfg(first).train()
+    stopped_after(cfg, 6)
     second = cfg.copy()
     second.resume = str(Path(cfg.work_dir) / "iter_6.pth")
     _, seen = train(second)
@@ -304,10 +306,7 @@ def test_a_resume_from_a_checkpoint_saved_while_validating_mid_epoch_does_not_re
     cfg.default_hooks.checkpoint = dict(
         type="CheckpointHook", by_epoch=False, interval=6, save_best="round", rule="greater"
     )
-    first = cfg.copy()
-    first.custom_hooks = [*cfg.custom_hooks, dict(type="ValCheckInterrupt", at=7)]
-    with pytest.raises(Interrupted):
-        Runner.from_cfg(first).train()
+    stopped_after(cfg, 7)
     second = cfg.copy()
     second.resume = str(Path(cfg.work_dir) / "iter_6.pth")
     _, seen = train(second)
