@@ -22,28 +22,30 @@ from torch.utils.data import default_collate as torch_default_collate
 from runnerx.registry import FUNCTIONS
 
 
-def _transpose(batch: Sequence, leaf: Callable[[Sequence, str], Any], path: str = "") -> Any:
-    """Collate ``batch`` (samples of one kind) by its first sample's structure; ``path`` is
-    where in a sample the values are (``['inputs']``), for errors."""
+def _transpose(batch: Sequence, leaf: Callable[[Sequence], Any]) -> Any:
+    """Collate ``batch`` (samples of one kind) by its first sample's structure."""
     first = batch[0]
     if isinstance(first, (str, bytes)):
         return batch
     if isinstance(first, Mapping):
-        collated = {
-            key: _transpose([sample[key] for sample in batch], leaf, f"{path}[{key!r}]")
-            for key in first
-        }
+        collated = {}
+        for key in first:
+            try:
+                collated[key] = _transpose([sample[key] for sample in batch], leaf)
+            except _UnequalShapes as error:
+                raise error.under(f"[{key!r}]") from None
         try:
             return type(first)(collated)
         except TypeError:  # a mapping type that cannot be made from a dict
             return collated
     if isinstance(first, tuple) and hasattr(first, "_fields"):  # a named tuple
-        return type(first)(
-            *(
-                _transpose(values, leaf, f"{path}.{name}")
-                for name, values in zip(first._fields, zip(*batch))
-            )
-        )
+        fields = []
+        for name, values in zip(first._fields, zip(*batch)):
+            try:
+                fields.append(_transpose(values, leaf))
+            except _UnequalShapes as error:
+                raise error.under(f".{name}") from None
+        return type(first)(*fields)
     if isinstance(first, Sequence):
         size = len(first)
         if any(len(sample) != size for sample in batch):
@@ -51,24 +53,40 @@ def _transpose(batch: Sequence, leaf: Callable[[Sequence, str], Any], path: str 
                 f"cannot collate sequences of different lengths: "
                 f"{[len(sample) for sample in batch]}"
             )
-        positions = [
-            _transpose(position, leaf, f"{path}[{index}]")
-            for index, position in enumerate(zip(*batch))
-        ]
+        positions = []
+        for index, position in enumerate(zip(*batch)):
+            try:
+                positions.append(_transpose(position, leaf))
+            except _UnequalShapes as error:
+                raise error.under(f"[{index}]") from None
         if isinstance(first, (list, tuple)):  # a tuple sample gives a list, as in torch
             return positions
         try:
             return type(first)(positions)
         except TypeError:  # e.g. range cannot be made from a list
             return positions
-    return leaf(batch, path)
+    return leaf(batch)
 
 
-def _as_is(batch: Sequence, path: str) -> Sequence:
+class _UnequalShapes(RuntimeError):
+    """Samples' values of different shapes, which cannot be stacked; ``where`` (in a sample,
+    ``['inputs'][0]``) is filled in on the way out, so that collating pays nothing for it."""
+
+    def __init__(self, shapes: list[tuple]) -> None:
+        super().__init__(shapes)
+        self.shapes, self.where = shapes, ""
+
+    def under(self, step: str) -> _UnequalShapes:
+        """This error, with ``step`` (the key it was raised under) put in front of ``where``."""
+        self.where = step + self.where
+        return self
+
+
+def _as_is(batch: Sequence) -> Sequence:
     return batch
 
 
-def _stack_numeric(batch: Sequence, path: str) -> Any:
+def _stack_numeric(batch: Sequence) -> Any:
     first = batch[0]
     if not (isinstance(first, (torch.Tensor, numbers.Number)) or type(first).__module__ == "numpy"):
         return batch
@@ -78,13 +96,7 @@ def _stack_numeric(batch: Sequence, path: str) -> Any:
         shapes = [tuple(getattr(value, "shape", ())) for value in batch]
         if len(set(shapes)) == 1:
             raise
-        listed = ", ".join(map(str, shapes[:4])) + (", ..." if len(shapes) > 4 else "")
-        raise RuntimeError(
-            f"default_collate: the samples' {path or 'values'} have different shapes "
-            f"({listed}), so they cannot be stacked into a batch; pad them to one shape in the "
-            "dataset or its transforms, or use collate_fn=dict(type='pseudo_collate') (lists) "
-            "and batch them in the model's data_preprocessor"
-        ) from None
+        raise _UnequalShapes(shapes) from None
 
 
 @FUNCTIONS.register_module()
@@ -111,4 +123,13 @@ def default_collate(data_batch: Sequence) -> Any:
 
         collate_fn=dict(type='default_collate')
     """
-    return _transpose(data_batch, _stack_numeric)
+    try:
+        return _transpose(data_batch, _stack_numeric)
+    except _UnequalShapes as error:
+        shown = ", ".join(map(str, error.shapes[:4])) + (", ..." if len(error.shapes) > 4 else "")
+        raise RuntimeError(
+            f"default_collate: the samples' {error.where or 'values'} have different shapes "
+            f"({shown}), so they cannot be stacked into a batch; pad them to one shape in the "
+            "dataset or its transforms, or use collate_fn=dict(type='pseudo_collate') (lists) "
+            "and batch them in the model's data_preprocessor"
+        ) from None

@@ -89,6 +89,7 @@ class _TrainLoop(BaseLoop):
         # in checkpoints; after a resume, whether a validation the checkpoint missed is due
         self.validated_at = 0
         self._catch_up = False
+        self._validates = True  # whether the run has a val loop: settled when run() starts
         # the loops' own run() asks again after before_train; a subclass's run() that does
         # not (MMEngine's custom loops call run_iter directly) uses the hooks of now
         self.refresh_hooks()
@@ -218,7 +219,8 @@ class _TrainLoop(BaseLoop):
         """Before training: refuse a ``val_interval`` that cannot count, and warn when
         ``val_begin`` leaves no validation (only when the run validates: MMEngine's
         ``val_interval=0`` without validation runs)."""
-        if self.runner.val_loop is None:
+        self._validates = self.runner.val_loop is not None
+        if not self._validates:
             return
         interval = self.val_interval
         if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
@@ -236,8 +238,9 @@ class _TrainLoop(BaseLoop):
     def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:
         if self._dynamic_intervals:
             self._settle_val_interval(done)
-        due = not self.stop_now and self.runner.val_loop is not None
-        if due and self._is_due(done, total):
+        # _validates first: without validation, val_interval may be 0 (MMEngine runs that)
+        due = self._validates and not self.stop_now and self._is_due(done, total)
+        if due and self.runner.val_loop is not None:
             self.validated_at = done  # before: checkpoints saved while validating have it
             self._validate(note)
         if self._dynamic_intervals:  # what hooks see in the next epoch / iteration
