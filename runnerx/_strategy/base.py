@@ -23,7 +23,7 @@ from runnerx.checkpoint.runner_state import (
     map_schedulers,
 )
 from runnerx.dist import (
-    broadcast_object,
+    from_rank_zero,
     get_rank,
     get_world_size,
     infer_launcher,
@@ -95,8 +95,8 @@ class BaseStrategy(metaclass=ABCMeta):
 
         self._work_dir = os.path.abspath(work_dir)
         # rank 0 names and creates the run's folder; every rank logs under that name
-        self._timestamp = broadcast_object(
-            make_run_dir(self._work_dir) if self._rank == 0 else None
+        self._timestamp = from_rank_zero(
+            lambda: make_run_dir(self._work_dir), "creating the run's folder in work_dir"
         )
         self._log_dir = os.path.join(self._work_dir, self._timestamp)
         self._experiment_name = experiment_name or self._timestamp

@@ -22,7 +22,7 @@ results, plus runnerx's own ``broadcast_object`` and ``average_tensors``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -202,6 +202,33 @@ def broadcast_object_list(
 def broadcast_object(obj: Any, src: int = 0, group: ProcessGroup | None = None) -> Any:
     """Rank ``src``'s ``obj`` (any picklable object) on every rank of ``group``."""
     return broadcast_object_list([obj], src=src, group=group)[0]
+
+
+class _FailedOnRankZero(str):
+    """What rank 0 broadcasts instead of a result when computing it raised."""
+
+
+def from_rank_zero(compute: Callable[[], Any], what: str) -> Any:
+    """``compute()``, run on rank 0 only and broadcast to every rank (``compute()`` itself in
+    one process). When it raises on rank 0, the other ranks, which wait in the broadcast,
+    raise too (a RuntimeError: ``'<what> failed on rank 0: <error>'``) instead of hanging
+    until the collective's timeout::
+
+        timestamp = from_rank_zero(lambda: make_run_dir(work_dir), "creating the run's folder")
+    """
+    if get_world_size() == 1:
+        return compute()
+    if get_rank() != 0:
+        result = broadcast_object(None)
+        if isinstance(result, _FailedOnRankZero):
+            raise RuntimeError(f"{what} failed on rank 0: {result}")
+        return result
+    try:
+        result = compute()
+    except Exception as error:
+        broadcast_object(_FailedOnRankZero(f"{type(error).__name__}: {error}"))
+        raise
+    return broadcast_object(result)
 
 
 def sync_random_seed(group: ProcessGroup | None = None) -> int:

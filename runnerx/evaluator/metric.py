@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from runnerx.dist import broadcast_object, collect_results, is_main_process
+from runnerx.dist import collect_results, from_rank_zero, is_main_process
 from runnerx.logging.logger import print_log
 from runnerx.utils import apply_to
 
@@ -129,28 +129,22 @@ class BaseMetric(metaclass=ABCMeta):
 
     def _gather_and_compute(self, size: int) -> dict:
         results = collect_results(self.results, size, self.collect_device, self.collect_dir)
-        if not is_main_process():
-            metrics = broadcast_object(None)
-            if isinstance(metrics, _FailedOnRankZero):
-                raise RuntimeError(
-                    f"{type(self).__name__}.compute_metrics failed on rank 0: {metrics}"
-                )
-            return metrics
-        try:
-            computed = self.compute_metrics(apply_to(results, _on_device, _to_cpu))
-            if not isinstance(computed, dict):
-                raise TypeError(
-                    f"{type(self).__name__}.compute_metrics must return a dict of metric names "
-                    f"and values, e.g. dict(accuracy=0.93), but returned "
-                    f"{type(computed).__name__} {computed!r:.80}"
-                )
-            if self.prefix:
-                computed = {f"{self.prefix}/{key}": value for key, value in computed.items()}
-        except Exception as err:
-            # Tell the other ranks, which wait in the broadcast, instead of leaving them hanging.
-            broadcast_object(_FailedOnRankZero(f"{type(err).__name__}: {err}"))
-            raise
-        return broadcast_object(computed)
+        return from_rank_zero(
+            lambda: self._compute(results), f"{type(self).__name__}.compute_metrics"
+        )
+
+    def _compute(self, results: list | None) -> dict:
+        """The metrics of the gathered ``results`` (rank 0), checked and prefixed."""
+        computed = self.compute_metrics(apply_to(results, _on_device, _to_cpu))
+        if not isinstance(computed, dict):
+            raise TypeError(
+                f"{type(self).__name__}.compute_metrics must return a dict of metric names "
+                f"and values, e.g. dict(accuracy=0.93), but returned "
+                f"{type(computed).__name__} {computed!r:.80}"
+            )
+        if self.prefix:
+            computed = {f"{self.prefix}/{key}": value for key, value in computed.items()}
+        return computed
 
 
 def _on_device(leaf: Any) -> bool:
@@ -162,10 +156,6 @@ def _on_device(leaf: Any) -> bool:
 
 def _to_cpu(leaf: Any) -> Any:
     return leaf.cpu()
-
-
-class _FailedOnRankZero(str):
-    """What rank 0 broadcasts instead of the metrics when computing them raised."""
 
 
 def __getattr__(name: str) -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 from torch import nn
 
 from runnerx.config import Config
-from runnerx.dist import broadcast_object, get_rank, get_world_size, is_distributed
+from runnerx.dist import from_rank_zero, get_rank, get_world_size, is_distributed
 from runnerx.fileio import wait_for_pending_writes
 from runnerx.registry import RUNNERS, DefaultScope
 
@@ -98,7 +98,9 @@ class Runner(MMEngineRunnerAPI):
 
         self.work_dir = os.path.abspath(work_dir)
         # rank 0 names and creates the run's folder; every rank logs under that name
-        self.timestamp = broadcast_object(make_run_dir(self.work_dir) if get_rank() == 0 else None)
+        self.timestamp = from_rank_zero(
+            lambda: make_run_dir(self.work_dir), "creating the run's folder in work_dir"
+        )
         self.log_dir = os.path.join(self.work_dir, self.timestamp)
         self._experiment_name = experiment_name or self._default_experiment_name()
 

@@ -14,6 +14,8 @@ import torch
 import torch.distributed as dist
 
 import runnerx.dist as runnerx_dist
+from runnerx.model import BaseModel
+from runnerx.runner import Runner
 
 WORLD_SIZE = 2
 SIZE = 7  # samples in the "dataset"; each rank's share is 4, the last one padding
@@ -161,6 +163,34 @@ def runnerx_only(rank, work_dir):
     return out
 
 
+class Tiny(BaseModel):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 2)
+
+    def forward(self, inputs, data_samples=None, mode="tensor"):
+        return self.fc(inputs)
+
+
+def rank_zero_outcomes(rank, out_dir):
+    """from_rank_zero: rank 0's result on both ranks, and rank 0's failure on both ranks, also
+    where the Runner creates its run's folder (under a file here, so that it cannot)."""
+    got = {"value": runnerx_dist.from_rank_zero(lambda: f"made on rank {rank}", "naming it")}
+
+    def fail():
+        raise OSError("disk full")
+
+    for key, attempt in (
+        ("failure", lambda: runnerx_dist.from_rank_zero(fail, "writing the file")),
+        ("runner", lambda: Runner(model=Tiny(), work_dir=os.path.join(out_dir, "a_file", "wd"))),
+    ):
+        try:
+            attempt()
+        except Exception as error:
+            got[key] = f"{type(error).__name__}: {error}"
+    return got
+
+
 def run_rank(rank, out_dir):
     os.chdir(out_dir)  # MMEngine's collect_results_cpu makes ./.dist_test
     torch.set_num_threads(1)
@@ -172,6 +202,10 @@ def run_rank(rank, out_dir):
         for lib in (runnerx_dist, mmengine_dist):
             outcome[group_name, lib.__name__] = exercise(lib, rank, group, out_dir)
     outcome["runnerx_only"] = runnerx_only(rank, out_dir)
+    if rank == 0:
+        open(os.path.join(out_dir, "a_file"), "w").close()
+    dist.barrier()
+    outcome["from_rank_zero"] = rank_zero_outcomes(rank, out_dir)
     return outcome
 
 
@@ -291,6 +325,19 @@ def test_local_group(ranks):
         size, local_rank, reduced = only["local"]
         assert (size, local_rank) == (1, 0)
         assert reduced.tolist() == [rank + 1]  # reduced over this rank alone
+
+
+def test_a_failure_on_rank_zero_reaches_the_ranks_waiting_for_its_result(ranks):
+    first, second = (outcome["from_rank_zero"] for outcome in ranks)
+    assert first["value"] == second["value"] == "made on rank 0"
+    assert first["failure"] == "OSError: disk full"
+    assert (
+        second["failure"] == "RuntimeError: writing the file failed on rank 0: OSError: disk full"
+    )
+    assert first["runner"].startswith("NotADirectoryError: work_dir ")
+    assert second["runner"] == (
+        f"RuntimeError: creating the run's folder in work_dir failed on rank 0: {first['runner']}"
+    )
 
 
 def test_one_process_gives_what_mmengine_gives(tmp_path, monkeypatch):
