@@ -22,8 +22,8 @@ GRES_ARGS=()
 if [ "$GRES" != "none" ]; then
     GRES_ARGS=(--gres="$GRES")
 fi
-cd "$(dirname "$0")/.."
+# no cd: relative paths (the config, CHECKPOINT, --work-dir) mean what the user typed
 exec srun --partition="$PARTITION" --job-name="$JOB_NAME" "${GRES_ARGS[@]}" \
     --ntasks="$GPUS" --ntasks-per-node="$GPUS_PER_NODE" --cpus-per-task="$CPUS_PER_TASK" \
     --kill-on-bad-exit=1 "${EXTRA_ARGS[@]}" \
-    python -u tools/"$TOOL".py "${@:4}" --launcher slurm
+    python -u "$(dirname "$0")/$TOOL.py" "${@:4}" --launcher slurm

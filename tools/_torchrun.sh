@@ -5,8 +5,8 @@
 set -euo pipefail
 TOOL=$1
 NPROC=$2
-cd "$(dirname "$0")/.."
+# no cd: relative paths (the config, CHECKPOINT, --work-dir) mean what the user typed
 exec python -m torch.distributed.run \
     --nnodes="${NNODES:-1}" --node_rank="${NODE_RANK:-0}" \
     --master_addr="${MASTER_ADDR:-127.0.0.1}" --master_port="${PORT:-29500}" \
-    --nproc_per_node="$NPROC" tools/"$TOOL".py "${@:3}" --launcher pytorch
+    --nproc_per_node="$NPROC" "$(dirname "$0")/$TOOL.py" "${@:3}" --launcher pytorch

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import torch
+
 from runnerx.checkpoint import load_checkpoint
 from runnerx.checkpoint.publish import strip_training_state, write_published
 
@@ -35,6 +37,13 @@ def main(argv: list[str] | None = None) -> str:
     """Write the published checkpoint, print its path and return it."""
     args = parse_args(argv)
     checkpoint = load_checkpoint(args.in_file, unsafe_load=args.unsafe_load)
+    if checkpoint and all(isinstance(value, torch.Tensor) for value in checkpoint.values()):
+        checkpoint = {"state_dict": checkpoint}  # a model's bare state_dict
+    if "state_dict" not in checkpoint:
+        raise SystemExit(
+            f"{args.in_file} has no 'state_dict' (its entries: "
+            f"{', '.join(map(str, checkpoint)) or 'none'}): there are no weights to publish"
+        )
     published = strip_training_state(checkpoint)
     dropped = sorted(str(key) for key in checkpoint if key not in published)
     if dropped:

@@ -146,11 +146,13 @@ def resume_runner(
         loop.resume_validation(int(meta["validated_at"]))
     _restore_rng(runner, checkpoint.get("rng_states"))
     optim_wrapper = runner.optim_wrapper
+    _warn_without_training_state(runner, path, checkpoint, resume_optimizer, resume_param_scheduler)
     if resume_optimizer and "optimizer" in checkpoint and optim_wrapper is not None:
         state = checkpoint["optimizer"]
         if hasattr(optim_wrapper, "optimizer"):  # one optimizer (not an OptimWrapperDict)
             from runnerx.optim.mmengine_state import regroup_mmengine_state
 
+            _check_same_optimizer(state, optim_wrapper.optimizer, path)
             # an MMEngine run's one param group per parameter, matched by parameter name
             state = regroup_mmengine_state(
                 state, optim_wrapper.param_groups, runner.unwrapped_model
@@ -164,6 +166,43 @@ def resume_runner(
     return checkpoint
 
 
+def _warn_without_training_state(
+    runner: Any, path: str, checkpoint: dict, optimizer: bool, schedulers: bool
+) -> None:
+    """A weights-only checkpoint (published, or a sharded one's extras aside) resumes the
+    counters but starts the optimizer and the schedule over: say so."""
+    if os.path.isdir(path):  # a sharded checkpoint restores the optimizer in place
+        optimizer = False
+    wanted = [
+        ("optimizer", optimizer and runner.optim_wrapper is not None),
+        ("param_schedulers", schedulers and bool(runner.param_schedulers)),
+    ]
+    lacking = [name for name, needed in wanted if needed and name not in checkpoint]
+    if lacking:
+        runner.logger.warning(
+            f"resume: {path} has no {' or '.join(lacking)} state (a published or weights-only "
+            f"checkpoint), so they start over at epoch {runner.train_loop.epoch}, iteration "
+            f"{runner.train_loop.iter}; give a training checkpoint to resume exactly, or set "
+            "load_from to this one with resume=False to start a new run from its weights"
+        )
+
+
+def _check_same_optimizer(state: dict, optimizer: Any, path: str) -> None:
+    """Refuse optimizer state saved by another kind of optimizer (SGD's for AdamW would fail
+    later, deep inside its step): the saved hyperparameters the current one lacks tell."""
+    saved_groups, groups = state.get("param_groups") or [], optimizer.param_groups
+    if not saved_groups or not groups:
+        return
+    foreign = sorted(set(saved_groups[0]) - set(groups[0]) - {"params", "initial_lr"})
+    if foreign:
+        raise ValueError(
+            f"resume: the optimizer state in {path} has {', '.join(foreign)}, which "
+            f"{type(optimizer).__name__} does not: it was saved by another optimizer type. "
+            "Resume with the optimizer of that run, or start from these weights with a new "
+            "optimizer: load_from=<the checkpoint> and resume=False"
+        )
+
+
 def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) -> dict:
     """Load model weights only (``load_from``) and log which keys did not match."""
     if os.path.isdir(path):  # a sharded checkpoint: every rank loads its part, all keys
@@ -172,9 +211,16 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
         return checkpoint
     # a path, an http(s) URL or a store's name; unsafe only for a run that opted in
     checkpoint = CheckpointLoader.load_checkpoint(path, unsafe_load=runner.unsafe_load)
-    missing, unexpected = load_model_weights(
-        _weights_target(runner.unwrapped_model), checkpoint, strict, revise_keys
-    )
+    target = _weights_target(runner.unwrapped_model)
+    missing, unexpected = load_model_weights(target, checkpoint, strict, revise_keys)
+    expected = len(target.state_dict())
+    if expected and len(missing) == expected:
+        entries = ", ".join(map(str, list(checkpoint)[:8])) if isinstance(checkpoint, dict) else ""
+        raise ValueError(
+            f"load_from: {path} holds no weights of {type(target).__name__} (none of its "
+            f"{expected} keys is there; the checkpoint's entries: {entries}); give a training "
+            "checkpoint (it has 'state_dict') or a saved model state_dict"
+        )
     runner.logger.info(f"loaded weights from {path}")
     if missing:
         runner.logger.warning(f"missing keys in the checkpoint {path}: {', '.join(missing)}")

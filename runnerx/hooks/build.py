@@ -59,16 +59,31 @@ def build_hooks(
         )
     chosen: dict[str, Any] = dict(DEFAULT_HOOKS)
     chosen.update(default_hooks_cfg or {})
-    hooks = [
-        _build(cfg, f"default_hooks.{name}", DEFAULT_HOOKS.get(name))
+    defaults = {
+        name: _build(cfg, f"default_hooks.{name}", DEFAULT_HOOKS.get(name))
         for name, cfg in chosen.items()
         if cfg is not None
-    ]
-    hooks += [
+    }
+    custom = [
         _build(cfg, f"custom_hooks[{index}]", None)
         for index, cfg in enumerate(custom_hooks_cfg or ())
     ]
-    return sorted(hooks, key=lambda hook: _priority_of(hook))
+    _warn_doubled_defaults(defaults, custom)
+    return sorted([*defaults.values(), *custom], key=lambda hook: _priority_of(hook))
+
+
+def _warn_doubled_defaults(defaults: dict[str, Hook], custom: list[Hook]) -> None:
+    """A custom hook of a default hook's class runs beside it, doing its work twice (a
+    second ParamSchedulerHook steps every scheduler twice): say so, and how to have one."""
+    for index, hook in enumerate(custom):
+        for name, default in defaults.items():
+            if type(hook) is type(default):
+                kind = type(hook).__name__
+                logger.warning(
+                    f"custom_hooks[{index}] is a {kind}, as default_hooks.{name} is: both run, "
+                    f"so its work is done twice; configure the one in default_hooks.{name}, or "
+                    f"set default_hooks.{name}=None to keep only the custom one"
+                )
 
 
 def _build(cfg: Any, where: str, default: dict[str, Any] | None) -> Hook:

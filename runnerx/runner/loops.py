@@ -19,6 +19,7 @@ import torch
 
 from runnerx.config.config_dict import keyed_copy
 from runnerx.data.samplers import InfiniteSampler
+from runnerx.dist import all_gather_object, get_world_size
 from runnerx.registry import LOOPS
 
 from .base_loop import BaseLoop
@@ -317,6 +318,7 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
         """Train until ``max_epochs`` (or until a hook sets ``stop_training``)."""
         runner = self.runner
         self._check_val_schedule(self._max_epochs)
+        self._check_same_epoch_length()
         runner.call_hook("before_train")
         self.refresh_hooks()
         self._catch_up_validation(self._epoch, self._max_epochs)
@@ -327,6 +329,20 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
                 self._validate_if_due(self._epoch, self._max_epochs)
         runner.call_hook("after_train")
         return runner.model
+
+    def _check_same_epoch_length(self) -> None:
+        """Refuse epochs of another length on each rank (e.g. a dataset each rank reads for
+        itself): the ranks would wait for each other forever at the shortest one's end."""
+        if get_world_size() == 1:
+            return
+        lengths = all_gather_object(len(self.dataloader))
+        if len(set(lengths)) > 1:
+            each = ", ".join(f"rank {rank}: {length}" for rank, length in enumerate(lengths))
+            raise ValueError(
+                f"train_dataloader gives the ranks epochs of different lengths ({each} "
+                "batches): they would wait for each other forever at the end of the shortest; "
+                "give every rank the same dataset (DefaultSampler splits it between them)"
+            )
 
     def run_epoch(self) -> None:
         """One pass over the training data."""

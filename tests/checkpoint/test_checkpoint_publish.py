@@ -96,3 +96,18 @@ def test_an_unsafe_checkpoint_needs_the_flag(tmp_path):
         publish_model.main([str(source), str(tmp_path / "out.pth")])
     final = publish_model.main([str(source), str(tmp_path / "out.pth"), "--unsafe-load"])
     assert load_checkpoint(final)["state_dict"]["w"].item() == 1.0
+
+
+def test_a_bare_state_dict_is_published_and_a_file_without_weights_is_refused(tmp_path):
+    weights = {"fc.weight": torch.ones(2, 3), "fc.bias": torch.zeros(2)}
+    save_checkpoint(weights, tmp_path / "bare.pth")
+    final = publish_model.main([str(tmp_path / "bare.pth"), str(tmp_path / "out.pth")])
+    assert list(load_checkpoint(final)) == ["state_dict"]
+    assert torch.equal(load_checkpoint(final)["state_dict"]["fc.weight"], weights["fc.weight"])
+    save_checkpoint({"optimizer": {"state": {}}}, tmp_path / "optimizer.pth")
+    with pytest.raises(
+        SystemExit,
+        match=r"optimizer.pth has no 'state_dict' \(its entries: "
+        r"optimizer\): there are no weights to publish",
+    ):
+        publish_model.main([str(tmp_path / "optimizer.pth"), str(tmp_path / "none.pth")])

@@ -169,7 +169,8 @@ class Tiny(BaseModel):
         self.fc = torch.nn.Linear(2, 2)
 
     def forward(self, inputs, data_samples=None, mode="tensor"):
-        return self.fc(inputs)
+        outputs = self.fc(inputs)
+        return {"loss": outputs.square().mean()} if mode == "loss" else outputs
 
 
 def rank_zero_outcomes(rank, out_dir):
@@ -191,6 +192,28 @@ def rank_zero_outcomes(rank, out_dir):
     return got
 
 
+def unequal_epochs(rank, out_dir):
+    """A Runner whose ranks read datasets of different sizes (8 and 4 samples: epochs of 2 and
+    1 batches of 2, once DefaultSampler has split them): refused on both ranks."""
+    runner = Runner(
+        model=Tiny(),
+        work_dir=os.path.join(out_dir, "unequal"),
+        train_dataloader=dict(
+            dataset=[dict(inputs=torch.ones(2))] * (8 if rank == 0 else 4),
+            sampler=dict(type="DefaultSampler", shuffle=False),
+            batch_size=2,
+        ),
+        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.1)),
+        train_cfg=dict(by_epoch=True, max_epochs=1),
+        default_hooks=dict(checkpoint=None),
+    )
+    try:
+        runner.train()
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def run_rank(rank, out_dir):
     os.chdir(out_dir)  # MMEngine's collect_results_cpu makes ./.dist_test
     torch.set_num_threads(1)
@@ -206,6 +229,7 @@ def run_rank(rank, out_dir):
         open(os.path.join(out_dir, "a_file"), "w").close()
     dist.barrier()
     outcome["from_rank_zero"] = rank_zero_outcomes(rank, out_dir)
+    outcome["unequal_epochs"] = unequal_epochs(rank, out_dir)
     return outcome
 
 
@@ -338,6 +362,15 @@ def test_a_failure_on_rank_zero_reaches_the_ranks_waiting_for_its_result(ranks):
     assert second["runner"] == (
         f"RuntimeError: creating the run's folder in work_dir failed on rank 0: {first['runner']}"
     )
+
+
+def test_epochs_of_different_lengths_on_the_ranks_are_refused_on_both(ranks):
+    expected = (
+        "train_dataloader gives the ranks epochs of different lengths (rank 0: 2, rank 1: 1 "
+        "batches): they would wait for each other forever at the end of the shortest; give "
+        "every rank the same dataset (DefaultSampler splits it between them)"
+    )
+    assert [outcome["unequal_epochs"] for outcome in ranks] == [expected, expected]
 
 
 def test_one_process_gives_what_mmengine_gives(tmp_path, monkeypatch):

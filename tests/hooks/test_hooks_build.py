@@ -196,3 +196,15 @@ def test_a_default_hook_emptied_by_delete_builds_the_default_and_says_so(tmp_pat
 def test_default_hook_entries_with_settings_are_not_warned_of(build_warnings):
     build_hooks(dict(logger=dict(interval=5), checkpoint=None))
     assert build_warnings == []
+
+
+def test_a_custom_hook_of_a_default_hooks_class_is_warned_of(build_warnings):
+    hooks = build_hooks(None, [dict(type="EMAHook"), dict(type="ParamSchedulerHook")])
+    assert sum(type(hook).__name__ == "ParamSchedulerHook" for hook in hooks) == 2  # both run
+    assert build_warnings == [
+        "custom_hooks[1] is a ParamSchedulerHook, as default_hooks.param_scheduler is: both "
+        "run, so its work is done twice; configure the one in default_hooks.param_scheduler, "
+        "or set default_hooks.param_scheduler=None to keep only the custom one"
+    ]
+    build_hooks(dict(param_scheduler=None), [dict(type="ParamSchedulerHook")])
+    assert len(build_warnings) == 1  # no second warning once the default is off

@@ -421,3 +421,50 @@ def test_load_from_a_work_dir_says_which_file_to_give(tmp_path):
         f"looks like a work dir: give one of its checkpoints, such as {newest}, or, to continue "
         "the run saved there, resume=True (tools/train.py --resume) with that work_dir"
     )
+
+
+@pytest.fixture
+def one_epoch(tmp_path) -> Path:
+    """The digits example trained for one epoch: its epoch_1.pth."""
+    cfg = digits_cfg(tmp_path / "first", **{"train_cfg.max_epochs": 1})
+    cfg.default_hooks.checkpoint = dict(type="CheckpointHook", interval=1)
+    Runner.from_cfg(cfg).train()
+    return tmp_path / "first" / "epoch_1.pth"
+
+
+def test_resuming_from_a_weights_only_checkpoint_says_what_starts_over(tmp_path, one_epoch):
+    checkpoint = load_checkpoint(one_epoch)
+    weights_only = tmp_path / "published.pth"
+    save_checkpoint({key: checkpoint[key] for key in ("meta", "state_dict")}, weights_only)
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "work", resume=str(weights_only)))
+    runner.train()
+    log = next((tmp_path / "work").glob("*/*.log")).read_text()
+    assert (
+        f"WARNING - resume: {weights_only} has no optimizer or param_schedulers state (a "
+        "published or weights-only checkpoint), so they start over at epoch 1, iteration 23"
+    ) in log
+
+
+def test_resuming_with_another_optimizer_type_is_refused_naming_the_cure(tmp_path, one_epoch):
+    cfg = digits_cfg(tmp_path / "work", resume=str(one_epoch))
+    cfg.optim_wrapper.optimizer = dict(type="AdamW", lr=1e-3)
+    runner = Runner.from_cfg(cfg)
+    with pytest.raises(ValueError) as caught:
+        runner.train()
+    assert str(caught.value).startswith(f"resume: the optimizer state in {one_epoch} has ")
+    assert "momentum" in str(caught.value)
+    assert "which AdamW does not: it was saved by another optimizer type" in str(caught.value)
+    assert "load_from=<the checkpoint> and resume=False" in str(caught.value)
+
+
+def test_load_from_a_checkpoint_without_this_models_weights_is_refused(tmp_path, one_epoch):
+    optimizer_only = tmp_path / "optimizer.pth"
+    save_checkpoint({"optimizer": load_checkpoint(one_epoch)["optimizer"]}, optimizer_only)
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "work", load_from=str(optimizer_only)))
+    with pytest.raises(
+        ValueError,
+        match=rf"^load_from: {optimizer_only} holds no weights of "
+        r"DigitsConvNet \(none of its \d+ keys is there; the checkpoint's "
+        r"entries: optimizer\)",
+    ):
+        runner.test()
