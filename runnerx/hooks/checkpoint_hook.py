@@ -10,7 +10,7 @@ from typing import Any
 
 from runnerx.checkpoint.io import load_checkpoint, remove_partial_files
 from runnerx.checkpoint.publish import strip_training_state, write_published
-from runnerx.checkpoint.runner_state import point_last_checkpoint
+from runnerx.checkpoint.runner_state import find_latest_checkpoint, point_last_checkpoint
 from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
 from runnerx.fileio import LocalBackend, after_pending_writes, wait_for_pending_writes
@@ -172,10 +172,22 @@ class CheckpointHook(Hook):
             )
         if is_main_process():
             self._remove_partial_files(runner, work_dir)
+            self._warn_of_an_earlier_run(runner, work_dir)
         self._best.resume(runner, self.save_best, self._out_dir, self._copies)
         if self.max_keep_ckpts > 0:
             self._kept_steps = list(runner.message_hub.get_info("keep_ckpt_ids") or [])
             self._remove_steps(runner, self._trim_kept_steps())
+
+    def _warn_of_an_earlier_run(self, runner: Any, work_dir: str) -> None:
+        """Say so when this run will save over the checkpoints of another run in the work dir
+        (one it does not resume): files of the same names are replaced."""
+        earlier = find_latest_checkpoint(work_dir)
+        if earlier and runner.message_hub.get_info("last_ckpt") != earlier:
+            runner.logger.warning(
+                f"{work_dir} holds the checkpoints of an earlier run (its last: {earlier}); "
+                "this run saves checkpoints of the same names over them: continue that run "
+                "with --resume (resume=True), or train in another --work-dir"
+            )
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None

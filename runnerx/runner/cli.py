@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
-from typing import Any
+import sys
+import traceback
+from typing import Any, NoReturn
 
 from runnerx.config import Config, DictAction
+from runnerx.dist import is_distributed
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +81,8 @@ def run(cfg: Config, action: str) -> Any:
         runner = build_runner(cfg)
         result = getattr(runner, action)()
     except BaseException:
+        if is_distributed():
+            _exit_after_failure()
         shutdown_dist(wait_for_others=False)
         raise
     preempted = False
@@ -88,6 +94,24 @@ def run(cfg: Config, action: str) -> Any:
     if preempted:
         raise SystemExit(PREEMPTED_EXIT_CODE)
     return result
+
+
+def _exit_after_failure() -> NoReturn:
+    """End a failed rank of a distributed job at once, with exit code 1, after printing the
+    error and finishing the checkpoint being written. Unwinding instead leaves the process
+    group's pending work referenced by the traceback, and interpreter shutdown can block on
+    it (a collective that timed out): the rank would never exit, and the launcher (torchrun,
+    srun) would never learn to stop the others."""
+    from runnerx.fileio import wait_for_pending_writes
+
+    try:
+        traceback.print_exc()
+        wait_for_pending_writes()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()  # the log files' last lines
+        os._exit(1)
 
 
 def checkpoint_to_test(checkpoint: str, work_dir: str) -> str:

@@ -468,3 +468,16 @@ def test_load_from_a_checkpoint_without_this_models_weights_is_refused(tmp_path,
         r"entries: optimizer\)",
     ):
         runner.test()
+
+
+def test_a_new_run_in_a_work_dir_with_checkpoints_warns_and_a_resumed_one_does_not(
+    tmp_path, one_epoch
+):
+    work = one_epoch.parent
+    warning = f"WARNING - {work} holds the checkpoints of an earlier run (its last: {one_epoch})"
+    for resume, warned in ((False, True), (True, False)):
+        cfg = digits_cfg(work, resume=resume, **{"train_cfg.max_epochs": 1})
+        runner = Runner.from_cfg(cfg)
+        runner.train()
+        log = (work / runner.timestamp / f"{runner.timestamp}.log").read_text()
+        assert (warning in log) is warned
