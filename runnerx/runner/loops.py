@@ -25,7 +25,7 @@ from runnerx.registry import LOOPS
 from .base_loop import BaseLoop
 from .batch_limits import FirstBatches, limited
 from .eval_loops import TestLoop, ValLoop, build_eval_loop
-from .val_checks import MidEpochValidation, refuse_without_epochs
+from .val_checks import MidEpochValidation
 
 __all__ = [
     "BaseLoop",
@@ -387,13 +387,19 @@ class IterBasedTrainLoop(_TrainLoop):
         limit_batches: int | float | None = None,
         val_check_interval: int | float | None = None,
     ) -> None:
-        refuse_without_epochs(val_check_interval)
-        if limit_batches is not None:  # taken to say what to set instead
-            raise ValueError(
-                f"train_cfg.limit_batches={limit_batches!r} limits the batches of each epoch, "
-                "but an iteration-based loop (by_epoch=False) has no epochs: lower "
-                "train_cfg.max_iters instead"
-            )
+        # keys of the epoch-based loop, taken to say what to set instead
+        refuse_without_epochs(
+            "val_check_interval",
+            val_check_interval,
+            "validates part-way through each epoch",
+            "set train_cfg.val_interval to the iterations between validations instead",
+        )
+        refuse_without_epochs(
+            "limit_batches",
+            limit_batches,
+            "limits the batches of each epoch",
+            "lower train_cfg.max_iters instead",
+        )
         super().__init__(
             runner,
             dataloader,
@@ -457,6 +463,16 @@ class IterBasedTrainLoop(_TrainLoop):
             self._passes += 1
             if can_set_epoch:
                 sampler.set_epoch(self._passes)
+
+
+def refuse_without_epochs(key: str, value: Any, does: str, instead: str) -> None:
+    """The error for ``train_cfg.<key>``, which ``does`` something to each epoch, given to an
+    iteration-based loop, which has none: what to set ``instead``."""
+    if value is not None:
+        raise ValueError(
+            f"train_cfg.{key}={value!r} {does}, but an iteration-based loop (by_epoch=False) "
+            f"has no epochs: {instead}"
+        )
 
 
 def interval_steps(

@@ -52,17 +52,6 @@ def val_check_batches(value: Any, epoch_length: int) -> int:
     return 0 if batches >= epoch_length else batches
 
 
-def refuse_without_epochs(value: Any) -> None:
-    """The error for ``val_check_interval`` in an iteration-based loop, which has no epochs
-    to validate inside (``val_interval`` counts its iterations already)."""
-    if value is not None:
-        raise ValueError(
-            f"{_KEY}={value!r} validates part-way through each epoch, but an iteration-based "
-            "loop (by_epoch=False) has no epochs: set train_cfg.val_interval to the "
-            "iterations between validations instead"
-        )
-
-
 def next_val_check(done: int, every: int, epoch_length: int) -> int:
     """The index of the batch after which the next mid-epoch validation falls, once ``done``
     batches of the epoch are trained (-1: none left before the epoch's end)."""
@@ -99,9 +88,7 @@ class MidEpochValidation:
         """The batch index of the epoch's next mid-epoch validation (after a resume, past
         the batches done), -1 when none: off, or the epoch's validation is not due."""
         every = self._val_check_batches
-        if not every or not self._is_due(self._epoch + 1, self._max_epochs):
-            return -1
-        if self.runner.val_loop is None:
+        if not (every and self._validates and self._is_due(self._epoch + 1, self._max_epochs)):
             return -1
         return next_val_check(self._iter - self._pass_start_iter, every, len(self.dataloader))
 
