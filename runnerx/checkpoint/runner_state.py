@@ -31,6 +31,16 @@ from runnerx.version import __version__
 from .io import load_checkpoint, load_model_weights, save_checkpoint
 from .loader import CheckpointLoader
 from .mmengine_compat import convert_mmengine_message_hub
+from .resume_checks import (
+    check_same_optimizer,
+    follow_copied_work_dir,
+    in_work_dir,
+    missing_last_checkpoint,
+    model_mismatch,
+    warn_if_nothing_left,
+    warn_of_config_changes,
+    warn_without_training_state,
+)
 
 
 def runner_checkpoint(
@@ -129,7 +139,13 @@ def resume_runner(
         checkpoint = load_checkpoint(path, unsafe_load=runner.unsafe_load)
         # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
         runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
-        load_model_weights(runner.model, checkpoint, strict=True)
+        try:
+            load_model_weights(runner.model, checkpoint, strict=True)
+        except RuntimeError as error:  # torch's own message names neither the key nor a cure
+            mismatch = model_mismatch(runner.model, checkpoint, path)
+            if mismatch is None:
+                raise
+            raise RuntimeError(mismatch) from error
     meta = checkpoint.get("meta", {})
     if "dataset_meta" in meta and meta["dataset_meta"] != _dataset_meta(runner):
         runner.logger.warning(
@@ -140,19 +156,26 @@ def resume_runner(
     loop = runner.train_loop
     loop._epoch = int(meta.get("epoch", 0))
     loop._iter = int(meta.get("iter", 0))
+    warn_if_nothing_left(runner, path)
     if "dataloader" in checkpoint:
-        loop.resume_data_position(checkpoint["dataloader"])
+        position = dict(checkpoint["dataloader"])
+        if checkpoint.get("rng_states"):  # an older runnerx's lacks the world size: one per rank
+            position.setdefault("world_size", len(checkpoint["rng_states"]))
+        loop.resume_data_position(position)
     if "validated_at" in meta and hasattr(loop, "resume_validation"):
         loop.resume_validation(int(meta["validated_at"]))
     _restore_rng(runner, checkpoint.get("rng_states"))
     optim_wrapper = runner.optim_wrapper
-    _warn_without_training_state(runner, path, checkpoint, resume_optimizer, resume_param_scheduler)
+    warn_without_training_state(runner, path, checkpoint, resume_optimizer, resume_param_scheduler)
+    optimizer_restored = (resume_optimizer and "optimizer" in checkpoint) or os.path.isdir(path)
+    schedulers_restored = resume_param_scheduler and "param_schedulers" in checkpoint
+    warn_of_config_changes(runner, path, meta.get("cfg"), optimizer_restored, schedulers_restored)
     if resume_optimizer and "optimizer" in checkpoint and optim_wrapper is not None:
         state = checkpoint["optimizer"]
         if hasattr(optim_wrapper, "optimizer"):  # one optimizer (not an OptimWrapperDict)
             from runnerx.optim.mmengine_state import regroup_mmengine_state
 
-            _check_same_optimizer(state, optim_wrapper.optimizer, path)
+            check_same_optimizer(state, optim_wrapper.optimizer, path)
             # an MMEngine run's one param group per parameter, matched by parameter name
             state = regroup_mmengine_state(
                 state, optim_wrapper.param_groups, runner.unwrapped_model
@@ -162,45 +185,9 @@ def resume_runner(
         load_scheduler_states(runner.param_schedulers, checkpoint["param_schedulers"])
     if "message_hub" in checkpoint:
         runner.message_hub.load_state_dict(convert_mmengine_message_hub(checkpoint["message_hub"]))
+        follow_copied_work_dir(runner, path)
     runner.logger.info(f"resumed from {path} at epoch {loop.epoch}, iter {loop.iter}")
     return checkpoint
-
-
-def _warn_without_training_state(
-    runner: Any, path: str, checkpoint: dict, optimizer: bool, schedulers: bool
-) -> None:
-    """A weights-only checkpoint (published, or a sharded one's extras aside) resumes the
-    counters but starts the optimizer and the schedule over: say so."""
-    if os.path.isdir(path):  # a sharded checkpoint restores the optimizer in place
-        optimizer = False
-    wanted = [
-        ("optimizer", optimizer and runner.optim_wrapper is not None),
-        ("param_schedulers", schedulers and bool(runner.param_schedulers)),
-    ]
-    lacking = [name for name, needed in wanted if needed and name not in checkpoint]
-    if lacking:
-        runner.logger.warning(
-            f"resume: {path} has no {' or '.join(lacking)} state (a published or weights-only "
-            f"checkpoint), so they start over at epoch {runner.train_loop.epoch}, iteration "
-            f"{runner.train_loop.iter}; give a training checkpoint to resume exactly, or set "
-            "load_from to this one with resume=False to start a new run from its weights"
-        )
-
-
-def _check_same_optimizer(state: dict, optimizer: Any, path: str) -> None:
-    """Refuse optimizer state saved by another kind of optimizer (SGD's for AdamW would fail
-    later, deep inside its step): the saved hyperparameters the current one lacks tell."""
-    saved_groups, groups = state.get("param_groups") or [], optimizer.param_groups
-    if not saved_groups or not groups:
-        return
-    foreign = sorted(set(saved_groups[0]) - set(groups[0]) - {"params", "initial_lr"})
-    if foreign:
-        raise ValueError(
-            f"resume: the optimizer state in {path} has {', '.join(foreign)}, which "
-            f"{type(optimizer).__name__} does not: it was saved by another optimizer type. "
-            "Resume with the optimizer of that run, or start from these weights with a new "
-            "optimizer: load_from=<the checkpoint> and resume=False"
-        )
 
 
 def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) -> dict:
@@ -249,6 +236,8 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
             path = resume
         else:
             path = load_from or find_latest_checkpoint(runner.work_dir)
+            if path and not load_from and "://" not in path and not os.path.exists(path):
+                raise FileNotFoundError(missing_last_checkpoint(runner.work_dir, path))
         if path:
             with _named_by("resume" if isinstance(resume, str) or not load_from else "load_from"):
                 runner.resume(path)
@@ -320,13 +309,16 @@ def load_scheduler_states(schedulers: Any, states: Any) -> None:
 
 
 def find_latest_checkpoint(work_dir: str) -> str | None:
-    """The checkpoint named in ``work_dir/last_checkpoint``, if that file exists."""
+    """The checkpoint named in ``work_dir/last_checkpoint``, if that file exists (MMEngine's
+    function). It holds an absolute path; when that lies outside ``work_dir``, in a work dir
+    that was copied or moved, the work dir's own file of that name is meant (logged; see
+    :func:`~runnerx.checkpoint.resume_checks.in_work_dir`)."""
     pointer = os.path.join(work_dir, "last_checkpoint")
     if not os.path.isfile(pointer):
         return None
     with open(pointer, encoding="utf-8") as file:
-        path = file.read().strip()
-    return path or None
+        named = file.read().strip()
+    return in_work_dir(work_dir, named) if named else None
 
 
 def point_last_checkpoint(work_dir: str, path: str) -> None:

@@ -19,6 +19,7 @@ import torch
 
 from runnerx.config.config_dict import keyed_copy
 from runnerx.data.samplers import InfiniteSampler
+from runnerx.data.samplers.position import batches_to_skip, data_position
 from runnerx.dist import all_gather_object, get_world_size
 from runnerx.registry import LOOPS
 
@@ -133,25 +134,24 @@ class _TrainLoop(BaseLoop):
         self.val_begin = self._shorten(batches)
 
     def data_position(self, iters_done: int) -> dict:
-        """Where the training data stands after ``iters_done`` iterations: the sampler epoch
-        (pass) and how many batches, and samples per rank, of it were consumed, and the
-        sampler's seed (when it has one)."""
+        """Where the training data stands after ``iters_done`` iterations: the pass, batches,
+        samples, seed, batch and world size, dataset length (see :func:`data_position`)."""
         batches = iters_done - self._pass_start_iter
-        samples = batches * (self.dataloader.batch_size or 0)
-        position = {"epoch": self._data_pass(), "batches": batches, "consumed": samples}
-        seed = getattr(self._sampler(), "seed", None)
-        if isinstance(seed, int):
-            position["seed"] = seed
-        return position
+        return data_position(self.dataloader, self._sampler(), self._data_pass(), batches)
 
     def resume_data_position(self, position: dict) -> None:
         """Continue the current pass after the batches ``position`` says were consumed (a
-        position from an earlier epoch, i.e. saved once that epoch had ended, means none),
-        with the sampler's seed of the checkpoint: a run whose seed was drawn at random
-        draws another, and would otherwise see its data in another order."""
-        same_pass = position.get("epoch") == self._data_pass()
-        self._resume_batches = int(position.get("batches", 0)) if same_pass else 0
-        sampler = self._sampler()
+        position from an earlier epoch, i.e. saved once that epoch had ended, means none;
+        after a change of batch size, world size or dataset, what
+        :func:`~runnerx.data.samplers.position.batches_to_skip` says, with a warning), with
+        the sampler's seed of the checkpoint: a run whose seed was drawn at random draws
+        another, and would otherwise see its data in another order."""
+        sampler, self._resume_batches = self._sampler(), 0
+        if position.get("epoch") == self._data_pass():
+            where = f"{'epoch' if self.unit == 'epoch' else 'pass'} {self._data_pass() + 1}"
+            self._resume_batches, note = batches_to_skip(position, self.dataloader, sampler, where)
+            if note:
+                self.runner.logger.warning(note)
         if "seed" in position and isinstance(getattr(sampler, "seed", None), int):
             sampler.seed = int(position["seed"])
 
