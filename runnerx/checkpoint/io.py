@@ -50,9 +50,15 @@ def load_checkpoint(
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
-        what = "a folder, not a checkpoint file" if os.path.isdir(path) else "no such file"
         where = "" if os.path.isabs(path) else f", read from {os.getcwd()}"
-        raise FileNotFoundError(f"checkpoint not found: {path} ({what}{where})")
+        if not os.path.isdir(path):
+            raise FileNotFoundError(f"checkpoint not found: {path} (no such file{where})")
+        from runnerx.parallel.sharded_checkpoint import folder_hint
+
+        raise FileNotFoundError(
+            f"checkpoint not found: {path} (a folder, not a checkpoint file{where})"
+            f"{folder_hint(path)}"
+        )
     return read_checkpoint(path, path, map_location, unsafe_load)
 
 

@@ -105,15 +105,20 @@ def scale_lr(
     return new_cfg
 
 
-def enable_amp(cfg_optim_wrapper: Mapping, dtype: Any = None) -> Mapping:
+def enable_amp(
+    cfg_optim_wrapper: Mapping, dtype: Any = None, *, default_dtype: Any = None
+) -> Mapping:
     """Switch the config to mixed precision, as ``tools/train.py --amp`` does.
 
     ``type='OptimWrapper'`` (or no type) becomes ``'AmpOptimWrapper'`` with
     ``loss_scale='dynamic'``; an AmpOptimWrapper stays as it is; any other type is an error.
-    ``dtype`` ('float16' / 'bfloat16'), when given, is set too. Returns the changed copy.
+    ``dtype`` ('float16' / 'bfloat16'), when given, is set too; ``default_dtype`` is set only
+    where the config sets no ``dtype`` (``-O2``: bfloat16 unless the config chose one).
+    Returns the changed copy.
     """
-    if dtype is not None:
-        resolve_amp_dtype(dtype)
+    for value in (dtype, default_dtype):
+        if value is not None:
+            resolve_amp_dtype(value)
     new_cfg = cfg_optim_wrapper
     for name, wrapper_cfg in _wrapper_cfgs(cfg_optim_wrapper, "optim_wrapper"):
         where = "optim_wrapper" if name is None else f"optim_wrapper.{name}"
@@ -130,5 +135,7 @@ def enable_amp(cfg_optim_wrapper: Mapping, dtype: Any = None) -> Mapping:
             )
         if dtype is not None:
             new_wrapper["dtype"] = dtype
+        elif default_dtype is not None and new_wrapper.get("dtype") is None:
+            new_wrapper["dtype"] = default_dtype
         new_cfg = _replaced(new_cfg, name, new_wrapper)
     return new_cfg

@@ -15,10 +15,18 @@ block are communicated while earlier blocks still compute. MMEngine compiles the
 model's ``train_step`` instead; the options (``backend``, ``mode``, ...) mean the same, and
 its ``target`` (``'train_step'`` or ``'forward'``) is accepted: both are served by compiling
 the forward pass.
+
+On the CPU, the default backend (inductor) needs a C++ compiler: one that cannot be found is an
+error here, before training, rather than a long traceback at the first iteration.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import shutil
+import sys
+from collections.abc import Mapping
 from typing import Any
 
 from torch import nn
@@ -52,7 +60,42 @@ def compile_model(model: nn.Module, cfg: Any) -> list[nn.Module]:
         check_choice(options["mode"], COMPILE_MODES, "compile.mode")
     check_choice(options.pop("target", "train_step"), COMPILE_TARGETS, "compile.target")
     modules = options.pop("modules", None)
+    _check_cpp_compiler(model, options)
     targets = [model] if modules is None else find_modules(model, modules, "compile.modules")
     for target in targets:
         target.compile(**options)
     return targets
+
+
+def _check_cpp_compiler(model: nn.Module, options: dict[str, Any]) -> None:
+    """Refuse to compile a CPU model with inductor when none of the C++ compilers inductor
+    would try (``torch._inductor.config.cpp.cxx``, set from ``$CXX``, or ``compile.options
+    ['cpp.cxx']``) is on the ``PATH``. Anything this cannot tell passes: inductor decides."""
+    if options.get("disable") or options.get("backend", "inductor") != "inductor":
+        return
+    tensor = next(itertools.chain(model.parameters(), model.buffers()), None)
+    if tensor is None or tensor.device.type != "cpu" or sys.platform == "win32":
+        return
+    try:
+        from torch._inductor import config as inductor_config
+    except ImportError:
+        return
+    inductor_options = options.get("options")
+    search = inductor_options.get("cpp.cxx") if isinstance(inductor_options, Mapping) else None
+    if search is None:
+        search = getattr(getattr(inductor_config, "cpp", None), "cxx", None)
+    search = (search,) if isinstance(search, str) else search
+    if not isinstance(search, (list, tuple)):
+        return
+    if None in search and os.environ.get("TORCH_INDUCTOR_INSTALL_GXX"):
+        return  # inductor installs g++ itself
+    compilers = [name for name in search if isinstance(name, str)]
+    if not compilers or any(shutil.which(name) for name in compilers):
+        return
+    raise RuntimeError(
+        "compile=True (or tools/train.py -O3) with the default inductor backend needs a C++ "
+        "compiler for a model on the CPU, and none was found (torch._inductor.config.cpp.cxx, "
+        f"which $CXX sets: {', '.join(map(repr, compilers))}). Install one (apt-get install "
+        "g++, or point $CXX at one), or set compile=dict(backend='eager') (no speed-up), or "
+        "drop compile (no compile key; -O2 instead of -O3)"
+    )

@@ -6,7 +6,7 @@ level  changes
 0      none
 1      ``env_cfg.matmul_precision='high'`` (TF32 matmuls on recent GPUs)
 2      level 1 + bfloat16 autocast (``optim_wrapper`` becomes ``AmpOptimWrapper``,
-       ``dtype='bfloat16'``)
+       ``dtype='bfloat16'``; a ``dtype`` the config sets is kept, as ``--amp`` keeps it)
 3      level 2 + ``compile=True`` (an existing ``compile`` dict is kept)
 =====  ===============================================================================
 """
@@ -37,7 +37,7 @@ def optimization_level_changes(cfg: Mapping[str, Any], level: int) -> dict[str, 
         from runnerx.optim import enable_amp
 
         try:
-            changes["optim_wrapper"] = enable_amp(cfg["optim_wrapper"], dtype="bfloat16")
+            changes["optim_wrapper"] = enable_amp(cfg["optim_wrapper"], default_dtype="bfloat16")
         except ValueError as error:
             raise ValueError(
                 f"-O{level} turns on bfloat16 autocast, as --amp does: {error}"

@@ -86,10 +86,7 @@ def load_sharded_checkpoint(
     from runnerx.checkpoint.io import load_checkpoint
 
     path = os.fspath(path)
-    if not os.path.isfile(os.path.join(path, _METADATA_FILE)):
-        raise FileNotFoundError(
-            f"{path} is not a sharded checkpoint (it has no {_METADATA_FILE}){_hint(path)}"
-        )
+    _require_sharded(path)
     state = {"state_dict": model_state_dict(model, full=False)}
     if optim_wrapper is not None:
         state["optimizer"] = optimizer_state_dict(model, optim_wrapper, full=False)
@@ -100,6 +97,32 @@ def load_sharded_checkpoint(
         load_optimizer_state_dict(model, optim_wrapper, state["optimizer"])
     extra_path = os.path.join(path, EXTRA_FILE)
     return load_checkpoint(extra_path) if os.path.isfile(extra_path) else {}
+
+
+def folder_hint(folder: str | os.PathLike) -> str:
+    """For error messages about a folder given where one checkpoint file is expected: the
+    command that makes one file of a sharded checkpoint, or which file of a work dir to give
+    (``""`` for any other folder)."""
+    folder = os.fspath(folder)
+    if not os.path.isfile(os.path.join(folder, _METADATA_FILE)):
+        return _hint(folder)
+    out_file = f"{os.path.splitext(folder.rstrip(os.sep))[0]}_consolidated.pth"
+    return (
+        "; it is a sharded checkpoint (the shards of every rank, as strategy=dict(type='FSDP', "
+        "state_dict_type='sharded') saves them): make one file of it first with python "
+        f"tools/consolidate_checkpoint.py {folder} {out_file}"
+    )
+
+
+def _require_sharded(path: str) -> None:
+    """Refuse ``path`` unless it is a finished sharded checkpoint, saying what it is instead."""
+    if os.path.isfile(os.path.join(path, _METADATA_FILE)):
+        return
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"{path} is not a sharded checkpoint (no such folder)")
+    raise FileNotFoundError(
+        f"{path} is not a sharded checkpoint (it has no {_METADATA_FILE}){_hint(path)}"
+    )
 
 
 def _hint(folder: str) -> str:
@@ -133,10 +156,12 @@ def consolidate_checkpoint(sharded_dir: str | os.PathLike, out_path: str | os.Pa
     from runnerx.checkpoint.io import load_checkpoint, save_checkpoint
 
     sharded_dir, out_path = os.fspath(sharded_dir), os.fspath(out_path)
-    if not os.path.isfile(os.path.join(sharded_dir, _METADATA_FILE)):
-        raise FileNotFoundError(
-            f"{sharded_dir} is not a sharded checkpoint (it has no {_METADATA_FILE})"
+    if os.path.isfile(sharded_dir):
+        raise ValueError(
+            f"{sharded_dir} is already a single-file checkpoint: nothing to consolidate (it "
+            "loads as it is)"
         )
+    _require_sharded(sharded_dir)
     extra_path = os.path.join(sharded_dir, EXTRA_FILE)
     checkpoint = load_checkpoint(extra_path) if os.path.isfile(extra_path) else {}
     with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(out_path))) as scratch:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,9 +41,15 @@ class WrappedModelSteps:
                 "for them (a GAN) trains on several ranks with model_wrapper_cfg=dict("
                 "type='MMSeparateDistributedDataParallel'), which calls that train_step"
             ) from None
-        with context:
-            data = module.data_preprocessor(data, True)
-            losses = self._run_forward(data, mode="loss")
+        try:
+            with context:
+                data = module.data_preprocessor(data, True)
+                losses = self._run_forward(data, mode="loss")
+        except RuntimeError as error:
+            explained = explain_unused_parameters(self, error)
+            if explained is None:
+                raise
+            raise explained from error
         loss, log_vars = module.parse_losses(losses)
         if self.detect_anomalous_params:
             report_parameters_without_gradient(loss, module)
@@ -68,6 +75,48 @@ class WrappedModelSteps:
             "the data preprocessor must return a dict (keyword arguments of forward) or a list "
             f"or tuple (positional arguments), but returned {type(data).__name__}"
         )
+
+
+#: torch's DDP error when a parameter got no gradient (torch 2.x, all releases seen)
+_UNFINISHED_REDUCTION = "Expected to have finished reduction in the prior iteration"
+#: where that error gives the parameters (by index; by name too under TORCH_DISTRIBUTED_DEBUG)
+_UNUSED_INDICES = re.compile(r"Parameter indices which did not receive grad for rank \d+: ([\d ]+)")
+
+
+def explain_unused_parameters(model: nn.Module, error: RuntimeError) -> RuntimeError | None:
+    """For DDP's error about parameters without a gradient (``model`` a DDP wrapper without
+    ``find_unused_parameters``), an error naming those parameters and runnerx's config keys;
+    None for any other error."""
+    if _UNFINISHED_REDUCTION not in str(error) or getattr(model, "find_unused_parameters", True):
+        return None
+    if getattr(model, "static_graph", False):
+        return None  # torch's message (the graph changed between steps) is the right one
+    names = _unused_parameter_names(model, str(error))
+    which = f"parameters {', '.join(names)} got" if names else "some parameters got"
+    return RuntimeError(
+        f"DDP: {which} no gradient in the previous step (the loss does not depend on them). "
+        "Set find_unused_parameters=True: at the top level of the config, or in the strategy "
+        "or model_wrapper_cfg when the config sets one (strategy=dict(type='DDP', "
+        "find_unused_parameters=True), model_wrapper_cfg=dict(type='MMDistributedDataParallel', "
+        "find_unused_parameters=True)); or freeze them (requires_grad=False) if they are not "
+        "to be trained"
+    )
+
+
+def _unused_parameter_names(model: nn.Module, message: str) -> list[str]:
+    """The parameter indices in DDP's message as names (DDP numbers the trainable parameters
+    in ``named_parameters`` order, leaving out the ones it was told to ignore)."""
+    indexed = _UNUSED_INDICES.search(message)
+    if not indexed:
+        return []
+    ignored = getattr(model, "parameters_to_ignore", ())
+    trainable = [
+        name
+        for name, param in model.module.named_parameters()
+        if param.requires_grad and name not in ignored
+    ]
+    indices = [int(index) for index in indexed.group(1).split()]
+    return [trainable[index] for index in indices if index < len(trainable)]
 
 
 def report_parameters_without_gradient(loss: torch.Tensor, module: nn.Module) -> list[str]:

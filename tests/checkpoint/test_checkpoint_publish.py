@@ -111,3 +111,27 @@ def test_a_bare_state_dict_is_published_and_a_file_without_weights_is_refused(tm
         r"optimizer\): there are no weights to publish",
     ):
         publish_model.main([str(tmp_path / "optimizer.pth"), str(tmp_path / "none.pth")])
+
+
+def test_a_sharded_checkpoint_folder_is_named_with_the_command_that_makes_one_file(tmp_path):
+    from runnerx.parallel import save_sharded_checkpoint
+
+    model = torch.nn.Linear(3, 2)
+    folder = tmp_path / "epoch_1.pth"
+    save_sharded_checkpoint(folder, model, extra={"meta": {"epoch": 1}})
+    with pytest.raises(FileNotFoundError, match="it is a sharded checkpoint") as error:
+        publish_model.main([str(folder), str(tmp_path / "model.pth")])
+    command = re.search(r"python (tools/consolidate_checkpoint\.py) (\S+) (\S+)$", str(error.value))
+    assert command and command.group(2) == str(folder), str(error.value)
+    # the command it names makes a file that publishes
+    load_tool("consolidate_checkpoint").main([command.group(2), command.group(3)])
+    final = publish_model.main([command.group(3), str(tmp_path / "model.pth")])
+    assert torch.equal(load_checkpoint(final)["state_dict"]["weight"], model.weight.detach())
+
+
+def test_a_work_dir_given_as_the_checkpoint_names_one_of_its_files(tmp_path):
+    save_checkpoint(training_checkpoint(), tmp_path / "epoch_3.pth")
+    with pytest.raises(FileNotFoundError, match="a folder, not a checkpoint file") as error:
+        publish_model.main([str(tmp_path), str(tmp_path / "model.pth")])
+    hint = f"looks like a work dir: give one of its checkpoints, such as {tmp_path / 'epoch_3.pth'}"
+    assert hint in str(error.value)

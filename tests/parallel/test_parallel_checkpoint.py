@@ -99,6 +99,23 @@ def test_consolidating_a_folder_that_is_not_a_sharded_checkpoint_fails_clearly(t
 
     with pytest.raises(FileNotFoundError, match="is not a sharded checkpoint"):
         consolidate_checkpoint(tmp_path, tmp_path / "out.pth")
+    with pytest.raises(FileNotFoundError, match="is not a sharded checkpoint .no such folder"):
+        consolidate_checkpoint(tmp_path / "missing", tmp_path / "out.pth")
+
+
+def test_consolidating_a_work_dir_or_a_checkpoint_file_says_what_to_give(tmp_path):
+    from runnerx.checkpoint.io import save_checkpoint
+    from runnerx.parallel import consolidate_checkpoint
+
+    save_checkpoint({"state_dict": {"w": torch.ones(1)}}, tmp_path / "epoch_2.pth")
+    with pytest.raises(FileNotFoundError) as error:
+        consolidate_checkpoint(tmp_path, tmp_path / "out.pth")
+    assert f"it looks like a work dir: give one of its checkpoints, such as {tmp_path}/" in str(
+        error.value
+    )
+    with pytest.raises(ValueError, match="epoch_2.pth is already a single-file checkpoint: nothi"):
+        consolidate_checkpoint(tmp_path / "epoch_2.pth", tmp_path / "out.pth")
+    assert not (tmp_path / "out.pth").exists()
 
 
 def test_several_optimizers_are_saved_and_loaded_by_name():

@@ -1,8 +1,11 @@
 """The -O presets of tools/train.py as config changes."""
 
 import pytest
+import torch
+from torch import nn
 
 from runnerx import Config
+from runnerx.optim import build_optim_wrapper
 from runnerx.parallel import optimization_level_changes
 
 
@@ -50,3 +53,16 @@ def test_bad_levels_and_wrappers_are_refused():
     cfg = Config(dict(optim_wrapper=dict(type="MyWrapper", optimizer=dict(type="SGD", lr=0.1))))
     with pytest.raises(ValueError, match="-O2 turns on bfloat16 autocast.*'MyWrapper'"):
         optimization_level_changes(cfg, 2)
+
+
+def test_level_two_keeps_an_amp_dtype_the_config_sets():
+    cfg = make_cfg()
+    cfg.optim_wrapper.update(type="AmpOptimWrapper", dtype="float16")
+    cfg.merge_from_dict(optimization_level_changes(cfg, 2), source="-O2")
+    wrapper = build_optim_wrapper(nn.Linear(2, 2), cfg.optim_wrapper)
+    assert wrapper.cast_dtype is torch.float16
+    # per optimizer: a dtype set in one sub-config is kept, the other gets bfloat16
+    sub = dict(optimizer=dict(type="SGD", lr=0.1))
+    cfg = Config(dict(optim_wrapper=dict(gen=dict(sub, dtype="float16"), disc=dict(sub))))
+    changed = optimization_level_changes(cfg, 2)["optim_wrapper"]
+    assert (changed["gen"]["dtype"], changed["disc"]["dtype"]) == ("float16", "bfloat16")
