@@ -13,7 +13,13 @@ from __future__ import annotations
 import argparse
 
 from runnerx.evaluator.dump_results import add_dump_results, check_pickle_path
-from runnerx.runner.cli import add_common_args, checkpoint_to_test, load_config, run
+from runnerx.runner.cli import (
+    add_common_args,
+    call_tool,
+    checkpoint_to_test,
+    load_config,
+    run,
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -37,6 +43,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     add_common_args(parser)
     args = parser.parse_args(argv)
+    config_suffixes = (".py", ".json", ".yaml", ".yml")
+    if args.checkpoint.endswith(config_suffixes) and not args.config.endswith(config_suffixes):
+        parser.error(
+            f"the arguments are CONFIG CHECKPOINT; they look swapped: try tools/test.py "
+            f"{args.checkpoint} {args.config}"
+        )
     if args.out is not None:
         try:  # here, before the config is read or anything is built
             check_pickle_path(args.out, "--out")
@@ -67,4 +79,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    call_tool(main)

@@ -4,6 +4,7 @@ python tools/train.py configs/digits_convnet.py
 python tools/train.py configs/digits_convnet.py --work-dir work_dirs/try1 --amp
 python tools/train.py configs/digits_convnet.py --resume            # newest checkpoint
 python tools/train.py configs/digits_convnet.py --resume work_dirs/x/epoch_3.pth
+python tools/train.py configs/digits_convnet.py --resume last   # the work dir's last checkpoint
 python tools/train.py configs/digits_convnet.py --fast-dev-run 2     # smoke test: 2 batches
 torchrun --nproc-per-node 2 tools/train.py configs/digits_convnet.py --launcher pytorch
 """
@@ -11,10 +12,9 @@ torchrun --nproc-per-node 2 tools/train.py configs/digits_convnet.py --launcher 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from runnerx.config import Config
-from runnerx.runner.cli import add_common_args, load_config, run
+from runnerx.runner.cli import add_common_args, call_tool, checkpoint_to_test, load_config, run
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -25,7 +25,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--resume",
         nargs="?",
         const="auto",
-        help="resume from this checkpoint or, with no value, from the newest one in the work dir",
+        help="resume from this checkpoint ('last': the work dir's last one, which must exist) "
+        "or, with no value, from the newest one in the work dir if there is one",
     )
     parser.add_argument("--amp", action="store_true", help="automatic mixed precision training")
     parser.add_argument(
@@ -57,7 +58,7 @@ def apply_train_args(cfg: Config, args: argparse.Namespace) -> Config:
         cfg.resume = True
         cfg.load_from = None
     elif args.resume is not None:
-        cfg.resume = args.resume
+        cfg.resume = _checkpoint_to_resume(args.resume, cfg.work_dir)
     if args.auto_scale_lr:
         if not cfg.get("auto_scale_lr", {}).get("base_batch_size"):
             raise KeyError(
@@ -68,6 +69,18 @@ def apply_train_args(cfg: Config, args: argparse.Namespace) -> Config:
     return cfg
 
 
+def _checkpoint_to_resume(checkpoint: str, work_dir: str) -> str:
+    """``--resume PATH``'s checkpoint: PATH, or for ``last`` (when no file has that name) the
+    one the work dir's ``last_checkpoint`` names, as tools/test.py takes it."""
+    try:
+        return checkpoint_to_test(checkpoint, work_dir) if checkpoint == "last" else checkpoint
+    except FileNotFoundError as error:
+        raise SystemExit(
+            f"tools/train.py --resume {error} (--resume with no value starts afresh when "
+            "there is no checkpoint yet)"
+        ) from None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Build the Runner the config asks for and train."""
     args = parse_args(argv)
@@ -75,4 +88,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    call_tool(main)

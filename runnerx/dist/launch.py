@@ -156,7 +156,26 @@ def init_dist(
     torch_dist.init_process_group(backend=backend, **kwargs)
 
 
+def _require_launcher_variables(launcher: str, names: list[str], how: str) -> None:
+    """Refuse to start when ``launcher`` did not set ``names`` (the job was not started by
+    it): say which are missing and how to start the job."""
+    missing = [name for name in names if name not in os.environ]
+    if missing:
+        raise RuntimeError(
+            f"--launcher {launcher} needs {', '.join(missing)} in the environment: {how}"
+        )
+
+
 def _environment_from_slurm() -> None:
+    needed = ["SLURM_PROCID", "SLURM_NTASKS"]
+    if "MASTER_ADDR" not in os.environ:
+        needed.append("SLURM_NODELIST")
+    _require_launcher_variables(
+        "slurm",
+        needed,
+        "start the job with srun (bash tools/slurm_train.sh PARTITION JOB_NAME CONFIG), or "
+        "use --launcher pytorch under torchrun (bash tools/dist_train.sh CONFIG NPROC)",
+    )
     os.environ["RANK"] = os.environ["SLURM_PROCID"]
     os.environ["WORLD_SIZE"] = os.environ["SLURM_NTASKS"]
     os.environ["LOCAL_RANK"] = os.environ.get("SLURM_LOCALID", "0")
@@ -183,6 +202,13 @@ def first_slurm_node(nodelist: str) -> str:
 
 
 def _environment_from_mpi() -> None:
+    _require_launcher_variables(
+        "mpi",
+        ["OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"],
+        "start the job with mpirun (OpenMPI: mpirun -n 2 python tools/train.py CONFIG "
+        "--launcher mpi), or use --launcher pytorch under torchrun (bash tools/dist_train.sh "
+        "CONFIG NPROC)",
+    )
     os.environ["RANK"] = os.environ["OMPI_COMM_WORLD_RANK"]
     os.environ["WORLD_SIZE"] = os.environ["OMPI_COMM_WORLD_SIZE"]
     os.environ["LOCAL_RANK"] = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")

@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from runnerx.config import Config, DictAction
@@ -73,16 +74,22 @@ def run(cfg: Config, action: str) -> Any:
     """Build the Runner the config asks for, call ``train``/``val``/``test``, and leave the
     process group cleanly afterwards; return the metrics of ``val``/``test`` (None after
     ``train``). A training stopped by a signal (PreemptionHook) ends the process with
-    ``PREEMPTED_EXIT_CODE`` once its checkpoint is saved."""
+    ``PREEMPTED_EXIT_CODE`` once its checkpoint is saved. An error (or Ctrl-C) after the
+    Runner was built is logged through its logger, so the work dir's ``.log`` says why the run
+    ended (see :func:`report_failure`), and is raised again."""
     from runnerx.dist.launch import shutdown_dist
     from runnerx.hooks import PREEMPTED_EXIT_CODE, preempted_by
 
+    runner = None
     try:
         runner = build_runner(cfg)
         result = getattr(runner, action)()
-    except BaseException:
+    except BaseException as error:
+        shown = runner is not None and report_failure(runner, action, error)
+        if shown:  # call_tool does not print it again
+            setattr(error, _REPORTED, True)
         if is_distributed():
-            _exit_after_failure()
+            _exit_after_failure(print_traceback=not shown)
         shutdown_dist(wait_for_others=False)
         raise
     preempted = False
@@ -96,16 +103,80 @@ def run(cfg: Config, action: str) -> Any:
     return result
 
 
-def _exit_after_failure() -> NoReturn:
+#: the attribute that marks an error :func:`run` has reported (and the console has shown)
+_REPORTED = "_runnerx_reported"
+
+
+def report_failure(runner: Any, action: str, error: BaseException) -> bool:
+    """Say why ``runner``'s ``action`` ended; return whether the console has shown it.
+
+    On rank 0 an error is logged at ERROR with its traceback (console and the work dir's
+    ``.log``), and Ctrl-C as one line that says where training stopped and which checkpoint
+    ``--resume`` continues from. Another rank, which writes no log file, prints the traceback
+    and ``rank N failed: <error>`` to its stderr, and nothing after Ctrl-C (rank 0 says it).
+    A SystemExit is not reported."""
+    if not isinstance(error, (Exception, KeyboardInterrupt)):
+        return False
+    where = _progress(runner, action)
+    if isinstance(error, KeyboardInterrupt):
+        if runner.rank == 0:
+            runner.logger.warning(f"{action} interrupted (Ctrl-C){where}")
+        return True
+    if runner.rank == 0:
+        runner.logger.error(f"{action} failed{where}:", exc_info=error)
+        return True
+    first_line = next(iter(str(error).splitlines()), "")
+    traceback.print_exception(error)
+    print(f"rank {runner.rank} failed: {type(error).__name__}: {first_line}", file=sys.stderr)
+    return True
+
+
+def _progress(runner: Any, action: str) -> str:
+    """For a training, where it stopped and what resumes it: `` in epoch 3, after iteration
+    557; the last checkpoint is .../iter_550.pth (...)`` (the epoch under way, the iterations
+    done), or `` before completing an iteration`` when this process trained none (the
+    checkpoints are as they were); nothing for ``val``/``test``, nor when training had not
+    started (building, loading or resuming the checkpoint: the error says what)."""
+    first_iter = getattr(runner, "_first_iter", None)  # set by Runner.train once resumed
+    if action != "train" or first_iter is None:
+        return ""
+    if runner.iter == first_iter:
+        return " before completing an iteration"
+    from runnerx.checkpoint.runner_state import find_latest_checkpoint
+    from runnerx.runner.loops import EpochBasedTrainLoop
+
+    where = f" after iteration {runner.iter}"
+    if isinstance(getattr(runner, "_train_loop", None), EpochBasedTrainLoop):
+        where = f" in epoch {runner.epoch + 1},{where}"
+    last = find_latest_checkpoint(str(runner.work_dir))
+    if last is None:
+        return f"{where}; {runner.work_dir} has no checkpoint to resume from"
+    return f"{where}; the last checkpoint is {last} (--resume continues from it)"
+
+
+def call_tool(main: Callable[[], Any]) -> None:
+    """Call a tool's ``main``. An error :func:`run` has already reported (logged with its
+    traceback) ends the process with exit code 1, or 130 after Ctrl-C, without Python
+    printing the traceback a second time; any other error propagates as usual."""
+    try:
+        main()
+    except (Exception, KeyboardInterrupt) as error:
+        if not getattr(error, _REPORTED, False):
+            raise
+        raise SystemExit(130 if isinstance(error, KeyboardInterrupt) else 1) from None
+
+
+def _exit_after_failure(print_traceback: bool = True) -> NoReturn:
     """End a failed rank of a distributed job at once, with exit code 1, after printing the
-    error and finishing the checkpoint being written. Unwinding instead leaves the process
-    group's pending work referenced by the traceback, and interpreter shutdown can block on
-    it (a collective that timed out): the rank would never exit, and the launcher (torchrun,
-    srun) would never learn to stop the others."""
+    error (unless :func:`report_failure` has) and finishing the checkpoint being written.
+    Unwinding instead leaves the process group's pending work referenced by the traceback,
+    and interpreter shutdown can block on it (a collective that timed out): the rank would
+    never exit, and the launcher (torchrun, srun) would never learn to stop the others."""
     from runnerx.fileio import wait_for_pending_writes
 
     try:
-        traceback.print_exc()
+        if print_traceback:
+            traceback.print_exc()
         wait_for_pending_writes()
     finally:
         sys.stdout.flush()

@@ -140,12 +140,31 @@ class MMEngineRunnerAPI:
 
         loop = self.train_loop  # a Runner without train_cfg says so here
         optim_cfg = self.optim_wrapper
-        if isinstance(optim_cfg, dict) and (self._auto_scale_lr or {}).get("enable", False):
-            real_batch = self.world_size * loop.dataloader.batch_size
-            optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
+        if isinstance(optim_cfg, dict):  # the first build
+            self._log_batch_per_process(loop.dataloader.batch_size)
+            if (self._auto_scale_lr or {}).get("enable", False):
+                real_batch = self.world_size * loop.dataloader.batch_size
+                optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
         self.optim_wrapper = self.build_optim_wrapper(optim_cfg)
         if self.param_schedulers is not None:
             self.param_schedulers = self.build_param_scheduler(self.param_schedulers)
+
+    def _log_batch_per_process(self, batch_size: Any) -> None:
+        """Say, in a distributed run, that ``train_dataloader.batch_size`` is per process
+        (as in MMEngine), and how many samples an iteration trains on."""
+        if self.world_size == 1 or not isinstance(batch_size, int):
+            return
+        scale = self._auto_scale_lr
+        hint = ""
+        if isinstance(scale, dict) and scale.get("base_batch_size") and not scale.get("enable"):
+            hint = (
+                f" (auto_scale_lr.base_batch_size={scale['base_batch_size']}: --auto-scale-lr "
+                "scales the lr to the samples per iteration)"
+            )
+        self.logger.info(
+            f"train_dataloader.batch_size={batch_size} is per process: {self.world_size} "
+            f"processes train on {batch_size * self.world_size} samples per iteration{hint}"
+        )
 
     def build_train_loop(self, loop: Any) -> Any:
         """A training loop from a ``train_cfg``-style dict, over the training dataloader (a

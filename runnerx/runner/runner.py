@@ -46,6 +46,7 @@ from .fast_dev_run import (
 from .loops import EpochBasedTrainLoop
 from .mmengine_api import MMEngineRunnerAPI
 from .sanity_check import run_sanity_check, sanity_val_batches
+from .work_dir_lock import work_dir_lock
 
 
 @RUNNERS.register_module()
@@ -381,7 +382,13 @@ class Runner(MMEngineRunnerAPI):
     # ----------------------------------------------------------------- running
 
     def train(self) -> nn.Module:
-        """Train (validating as ``train_cfg`` says) and return the model."""
+        """Train (validating as ``train_cfg`` says) and return the model. Rank 0 holds the work
+        dir's lock meanwhile: another training in this work dir stops at once (docs/runner.md)."""
+        log_file = os.path.join(self.log_dir, f"{self.timestamp}.log")
+        with work_dir_lock(self.work_dir, log_file, self.logger):
+            return self._train()
+
+    def _train(self) -> nn.Module:
         self._make_current()
         loop = self.train_loop
         self._build_optimization()
@@ -390,6 +397,7 @@ class Runner(MMEngineRunnerAPI):
         self._hook_cache.clear()  # hooks may settle their points anew in before_train
         self.call_hook("before_run")
         self.load_or_resume()
+        self._first_iter = loop.iter  # a failure before it changes is not reported with a resume
         self.optim_wrapper.initialize_count_status(
             self.unwrapped_model, loop.iter, loop.max_iters, epoch_length
         )

@@ -4,6 +4,7 @@ arguments get; init_dist's MMEngine arguments (a one-rank gloo group started fro
 variables)."""
 
 import collections
+import os
 import socket
 
 import mmengine.dist as mmengine_dist
@@ -235,6 +236,35 @@ def test_infer_launcher_as_mmengine(monkeypatch, present):
 def test_init_dist_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
         runnerx_dist.init_dist(**kwargs)
+    assert not dist.is_initialized()
+
+
+@pytest.mark.parametrize(
+    "launcher, present, missing, how",
+    [
+        ("slurm", {}, "SLURM_PROCID, SLURM_NTASKS, SLURM_NODELIST", "srun"),
+        ("slurm", {"SLURM_NTASKS": "2", "MASTER_ADDR": "127.0.0.1"}, "SLURM_PROCID", "srun"),
+        ("mpi", {}, "OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE", "mpirun"),
+        ("mpi", {"OMPI_COMM_WORLD_RANK": "0"}, "OMPI_COMM_WORLD_SIZE", "mpirun"),
+    ],
+)
+def test_a_launcher_outside_its_launch_command_says_how_to_start_it(
+    monkeypatch, launcher, present, missing, how
+):
+    """``--launcher slurm`` outside srun and ``--launcher mpi`` outside mpirun name the
+    variables they miss and the command that sets them, as ``--launcher pytorch`` does
+    outside torchrun, and leave the environment as it was."""
+    names = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_NODELIST")
+    for name in (*names, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in present.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(RuntimeError) as raised:
+        runnerx_dist.init_dist(launcher)
+    message = str(raised.value)
+    assert message.startswith(f"--launcher {launcher} needs {missing} in the environment")
+    assert f"start the job with {how}" in message and "--launcher pytorch under torchrun" in message
+    assert "RANK" not in os.environ and "WORLD_SIZE" not in os.environ
     assert not dist.is_initialized()
 
 

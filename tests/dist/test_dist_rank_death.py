@@ -86,6 +86,8 @@ def test_the_job_ends_non_zero_in_time_and_the_last_checkpoint_loads(
     ended = time.time()
     assert job.returncode != 0
     assert stamp.is_file(), job.stderr[-4000:]
+    if how == "exception":  # rank 1 writes no log file: its stderr says why it ended
+        assert "\nrank 1 failed: RuntimeError: rank 1 fails on purpose\n" in job.stderr
     limit = 3 * timeout if how == "stuck" else timeout  # the time out itself, then the exit
     assert ended - float(stamp.read_text()) < limit, "the job outlived the dead rank too long"
 

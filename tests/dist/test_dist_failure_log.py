@@ -1,0 +1,65 @@
+"""What rank 0's log in the work dir says of a 2-rank torchrun job (tools/dist_train.sh) whose
+rank 0 fails: that the batch size is per process, and the error that ended the job, with its
+traceback, written out before the rank exits at once; the console shows the error once."""
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+
+HOOK_MODULE = """
+from runnerx import HOOKS
+from runnerx.hooks import Hook
+
+
+@HOOKS.register_module()
+class RankZeroFailsAt(Hook):
+    def __init__(self, at):
+        self.at = at
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        if runner.rank == 0 and runner.iter + 1 == self.at:
+            raise RuntimeError("rank 0 fails on purpose")
+"""
+
+
+def test_rank_zeros_error_ends_its_log(tmp_path, free_port, run_in_repo):
+    (tmp_path / "failing_hook.py").write_text(textwrap.dedent(HOOK_MODULE))
+    config, work = tmp_path / "failing.py", tmp_path / "work"
+    config.write_text(
+        f"_base_ = {str(ROOT / 'configs/digits_convnet.py')!r}\n"
+        "train_cfg = dict(_delete_=True, type='IterBasedTrainLoop', max_iters=100, "
+        "val_interval=1000)\nparam_scheduler = None\n"
+        "default_hooks = dict(checkpoint=dict(by_epoch=False, interval=5))\n"
+        "custom_imports = dict(imports=['failing_hook'])\n"
+        "custom_hooks = [dict(type='RankZeroFailsAt', at=7)]\n"
+    )
+    env = dict(
+        os.environ,
+        PORT=str(free_port()),
+        OMP_NUM_THREADS="1",
+        PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+        PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    )
+    job = run_in_repo(
+        ["bash", "tools/dist_train.sh", str(config), "2", "--work-dir", str(work)],
+        env=env,
+        timeout=120,
+    )
+    assert job.returncode != 0
+    (log_file,) = work.glob("*/*.log")
+    log = log_file.read_text()
+    assert (
+        "- INFO - train_dataloader.batch_size=64 is per process: 2 processes train on 128 "
+        "samples per iteration (auto_scale_lr.base_batch_size=64: --auto-scale-lr scales the "
+        "lr to the samples per iteration)\n"
+    ) in log, log[-3000:]
+    assert (
+        f"train failed after iteration 6; the last checkpoint is {work / 'iter_5.pth'} "
+        "(--resume continues from it):\nTraceback (most recent call last):\n"
+    ) in log, log[-3000:]
+    assert log.endswith("RuntimeError: rank 0 fails on purpose\n")
+    console = job.stdout + job.stderr
+    assert console.count("RuntimeError: rank 0 fails on purpose") == 1, console[-5000:]

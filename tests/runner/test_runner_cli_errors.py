@@ -1,0 +1,146 @@
+"""tools/train.py and tools/test.py say what went wrong and what to do: a training that fails
+or is interrupted (Ctrl-C) says so in the work dir's .log, with where it stopped and the
+checkpoint to resume from, and the console shows the traceback once; ``--resume last``
+resumes the work dir's last checkpoint; swapped CONFIG CHECKPOINT are named as such."""
+
+import importlib.util
+import os
+import signal
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+
+HOOK_MODULE = '''
+import os, signal
+from runnerx import HOOKS
+from runnerx.hooks import Hook
+
+
+@HOOKS.register_module()
+class StopAtIter(Hook):
+    """During iteration ``at``: raise an error, or send this process SIGINT (Ctrl-C)."""
+
+    def __init__(self, at, how):
+        self.at, self.how = at, how
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        if runner.iter + 1 == self.at:
+            if self.how == "sigint":
+                os.kill(os.getpid(), signal.SIGINT)
+            raise RuntimeError("fails on purpose")
+'''
+
+ITERATION_BASED = f"""
+_base_ = {str(ROOT / "configs/digits_convnet.py")!r}
+train_cfg = dict(_delete_=True, type='IterBasedTrainLoop', max_iters=100, val_interval=1000)
+param_scheduler = None
+default_hooks = dict(checkpoint=dict(by_epoch=False, interval=5), logger=dict(interval=5))
+"""
+
+
+def load_tool(name: str):
+    spec = importlib.util.spec_from_file_location(f"runnerx_{name}_tool", ROOT / f"tools/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def the_log(work: Path) -> str:
+    (log,) = work.glob("*/*.log")
+    return log.read_text()
+
+
+@pytest.fixture(scope="module")
+def stopped_run(tmp_path_factory, run_in_repo):
+    """A function ``(how, at=7)``: tools/train.py on the digits example stopped during
+    iteration ``at`` (checkpoints every 5) by an error or by Ctrl-C; gives its work dir and
+    finished process."""
+    folder = tmp_path_factory.mktemp("stopped")
+    (folder / "stop_hook.py").write_text(textwrap.dedent(HOOK_MODULE))
+    (folder / "iters.py").write_text(ITERATION_BASED)
+    env = dict(os.environ, PYTHONPATH=f"{folder}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    runs = {}
+
+    def run(how: str, at: int = 7):
+        name = f"{how}_{at}"
+        if name not in runs:
+            (folder / f"{name}.py").write_text(
+                "_base_ = './iters.py'\ncustom_imports = dict(imports=['stop_hook'])\n"
+                f"custom_hooks = [dict(type='StopAtIter', at={at}, how={how!r})]\n"
+            )
+            work = folder / f"work_{name}"
+            args = [sys.executable, "tools/train.py", str(folder / f"{name}.py")]
+            runs[name] = work, run_in_repo([*args, "--work-dir", str(work)], env=env)
+        return runs[name]
+
+    return run
+
+
+def test_an_error_is_in_the_log_with_where_it_stopped_and_on_the_console_once(stopped_run):
+    work, job = stopped_run("raise")
+    assert job.returncode == 1, job.stderr[-3000:]
+    log = the_log(work)
+    expected = (
+        f"- ERROR - {ROOT / 'runnerx/runner/cli.py'} - report_failure - ",
+        f"train failed after iteration 6; the last checkpoint is {work / 'iter_5.pth'} "
+        "(--resume continues from it):\nTraceback (most recent call last):\n",
+    )
+    assert all(part in log for part in expected), log[-3000:]
+    assert log.endswith("RuntimeError: fails on purpose\n")
+    console = job.stdout + job.stderr
+    assert console.count("Traceback (most recent call last)") == 1, console[-3000:]
+    assert console.count("RuntimeError: fails on purpose") == 1
+    assert "is per process" not in log  # one process: its batch is the whole batch
+
+
+def test_an_error_in_the_first_iteration_points_to_no_checkpoint(stopped_run):
+    work, job = stopped_run("raise", at=1)
+    assert job.returncode == 1, job.stderr[-3000:]
+    log = the_log(work)
+    assert "train failed before completing an iteration:\nTraceback" in log, log[-3000:]
+    assert "checkpoint" not in log.split("train failed")[1]
+
+
+def test_ctrl_c_is_one_line_in_the_log_and_on_the_console(stopped_run):
+    work, job = stopped_run("sigint")
+    assert job.returncode == 128 + signal.SIGINT, job.stderr[-3000:]
+    line = (
+        "- WARNING - train interrupted (Ctrl-C) after iteration 6; the last checkpoint is "
+        f"{work / 'iter_5.pth'} (--resume continues from it)\n"
+    )
+    assert the_log(work).endswith(line)
+    assert job.stdout.endswith(line) and "Traceback" not in job.stdout + job.stderr
+
+
+def test_resume_last_continues_from_the_work_dirs_last_checkpoint(stopped_run, tmp_path):
+    work, _ = stopped_run("raise")
+    train = load_tool("train")
+    config = str(work.parent / "iters.py")  # the error fixed, training goes on
+    options = ["--work-dir", str(work), "--cfg-options", "train_cfg.max_iters=8"]
+    train.main([config, "--resume", "last", *options])
+    newest = max(work.glob("*/*.log"), key=lambda path: path.parent.name)
+    assert f"resumed from {work / 'iter_5.pth'} at epoch 0, iter 5\n" in newest.read_text()
+    assert (work / "last_checkpoint").read_text().strip() == str(work / "iter_8.pth")
+
+    with pytest.raises(SystemExit) as error:
+        train.main([config, "--resume", "last", "--work-dir", str(tmp_path / "new")])
+    assert str(error.value) == (
+        f"tools/train.py --resume 'last': {tmp_path / 'new'} has no last_checkpoint file (no run "
+        "saved a checkpoint there); give a checkpoint path, or --work-dir of the training run "
+        "(--resume with no value starts afresh when there is no checkpoint yet)"
+    )
+
+
+@pytest.mark.parametrize("checkpoint", ["work/epoch_2.pth", "last"])
+def test_test_py_names_swapped_arguments(capsys, checkpoint):
+    with pytest.raises(SystemExit) as error:
+        load_tool("test").parse_args([checkpoint, "configs/digits_convnet.py"])
+    assert error.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "error: the arguments are CONFIG CHECKPOINT; they look swapped: try tools/test.py "
+        f"configs/digits_convnet.py {checkpoint}\n"
+    )
