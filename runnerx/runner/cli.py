@@ -149,7 +149,7 @@ def _progress(runner: Any, action: str) -> str:
     if isinstance(getattr(runner, "_train_loop", None), EpochBasedTrainLoop):
         where = f" in epoch {runner.epoch + 1},{where}"
     last = find_latest_checkpoint(str(runner.work_dir))
-    if last is None:
+    if last is None or ("://" not in last and not os.path.exists(last)):
         return f"{where}; {runner.work_dir} has no checkpoint to resume from"
     return f"{where}; the last checkpoint is {last} (--resume continues from it)"
 
