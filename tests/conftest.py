@@ -3,9 +3,11 @@ command run in the repository root, and the storage-backend registries left as f
 
 import http.server
 import logging
+import os
 import pickle
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -26,6 +28,24 @@ def _free_port() -> int:
 def free_port():
     """A function giving a free localhost port."""
     return _free_port
+
+
+@pytest.fixture(scope="session")
+def dist_train_env():
+    """A function ``(modules_dir)``: the environment for ``bash tools/dist_train.sh``: a free
+    port, one torch thread per rank, this interpreter's torchrun first on PATH, and
+    ``modules_dir`` importable (a test's hooks, named by ``custom_imports``)."""
+
+    def environment(modules_dir: Path) -> dict:
+        return dict(
+            os.environ,
+            PORT=str(_free_port()),
+            OMP_NUM_THREADS="1",
+            PYTHONPATH=f"{modules_dir}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+            PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        )
+
+    return environment
 
 
 def _run_rank_and_keep_its_outcome(rank: int, run_rank, out_dir: str) -> None:

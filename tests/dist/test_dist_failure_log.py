@@ -2,8 +2,6 @@
 rank 0 fails: that the batch size is per process, and the error that ended the job, with its
 traceback, written out before the rank exits at once; the console shows the error once."""
 
-import os
-import sys
 import textwrap
 from pathlib import Path
 
@@ -25,7 +23,7 @@ class RankZeroFailsAt(Hook):
 """
 
 
-def test_rank_zeros_error_ends_its_log(tmp_path, free_port, run_in_repo):
+def test_rank_zeros_error_ends_its_log(tmp_path, dist_train_env, run_in_repo):
     (tmp_path / "failing_hook.py").write_text(textwrap.dedent(HOOK_MODULE))
     config, work = tmp_path / "failing.py", tmp_path / "work"
     config.write_text(
@@ -36,13 +34,7 @@ def test_rank_zeros_error_ends_its_log(tmp_path, free_port, run_in_repo):
         "custom_imports = dict(imports=['failing_hook'])\n"
         "custom_hooks = [dict(type='RankZeroFailsAt', at=7)]\n"
     )
-    env = dict(
-        os.environ,
-        PORT=str(free_port()),
-        OMP_NUM_THREADS="1",
-        PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-        PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-    )
+    env = dist_train_env(tmp_path)
     job = run_in_repo(
         ["bash", "tools/dist_train.sh", str(config), "2", "--work-dir", str(work)],
         env=env,

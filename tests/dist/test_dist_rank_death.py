@@ -3,7 +3,6 @@ exit within the configured timeout instead of leaving the other rank waiting, an
 complete checkpoint survives and resumes."""
 
 import os
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -47,7 +46,7 @@ class DieAtIter(Hook):
 
 @pytest.mark.parametrize("how", ["exception", "sigkill", "stuck"])
 def test_the_job_ends_non_zero_in_time_and_the_last_checkpoint_loads(
-    tmp_path, free_port, run_in_repo, how
+    tmp_path, dist_train_env, run_in_repo, how
 ):
     """With ``stuck``, rank 1 hangs: rank 0's collective times out after STUCK_TIMEOUT and
     rank 0 must then exit (its PreemptionHook's pending all-reduce once kept it from it), so
@@ -56,13 +55,7 @@ def test_the_job_ends_non_zero_in_time_and_the_last_checkpoint_loads(
     dies_at = 15 if how == "stuck" else DIES_AT  # stuck: in epoch 2, after a validation
     (tmp_path / "dying_hook.py").write_text(textwrap.dedent(HOOK_MODULE))
     work, stamp = tmp_path / "work", tmp_path / "died_at"
-    env = dict(
-        os.environ,
-        PORT=str(free_port()),
-        OMP_NUM_THREADS="1",
-        PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-        PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-    )
+    env = dist_train_env(tmp_path)
     config = tmp_path / "dying.py"
     if how == "stuck":  # as a user's epoch-based run: it validates and saves after epoch 1
         loop = "train_cfg = dict(max_epochs=2)\ndefault_hooks = dict(checkpoint=dict(interval=1))\n"
