@@ -45,12 +45,13 @@ from .fast_dev_run import (
 )
 from .loops import EpochBasedTrainLoop
 from .mmengine_api import MMEngineRunnerAPI
+from .runner_checkpoints import RunnerCheckpoints
 from .sanity_check import run_sanity_check, sanity_val_batches
 from .work_dir_lock import work_dir_lock
 
 
 @RUNNERS.register_module()
-class Runner(MMEngineRunnerAPI):
+class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
     """Runs training, validation and test from MMEngine's arguments (see ``from_cfg``)."""
 
     def __init__(
@@ -445,56 +446,3 @@ class Runner(MMEngineRunnerAPI):
         make_current(self.logger, self.message_hub, self.visualizer)
         if self.default_scope is not None:
             self.default_scope.make_current()
-
-    # ----------------------------------------------------------------- checkpoints
-
-    def save_checkpoint(
-        self,
-        out_dir: str,
-        filename: str,
-        save_optimizer: bool = True,
-        save_param_scheduler: bool = True,
-        meta: dict | None = None,
-        by_epoch: bool = True,
-        **_: Any,
-    ) -> str:
-        """Save the run's state to ``out_dir/filename`` (atomically, on rank 0)."""
-        from runnerx.checkpoint.runner_state import save_runner_checkpoint
-
-        return save_runner_checkpoint(
-            self,
-            out_dir,
-            filename,
-            save_optimizer=save_optimizer,
-            save_param_scheduler=save_param_scheduler,
-            meta=meta,
-            by_epoch=by_epoch,
-        )
-
-    def load_checkpoint(
-        self, filename: str, strict: bool = False, revise_keys: Any = ((r"^module\.", ""),)
-    ) -> dict:
-        """Load model weights from ``filename`` (``load_from``), reporting key mismatches."""
-        from runnerx.checkpoint.runner_state import load_runner_weights
-
-        return load_runner_weights(self, filename, strict, revise_keys)
-
-    def resume(
-        self, filename: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
-    ) -> dict:
-        """Continue a run from ``filename``: weights, optimizer, schedulers, counters (the
-        optim wrapper and schedulers are built first when they are still configs)."""
-        from runnerx.checkpoint.runner_state import resume_runner
-
-        self._build_optimization()
-        return resume_runner(self, filename, resume_optimizer, resume_param_scheduler)
-
-    def load_or_resume(self) -> None:
-        """Act on ``resume`` / ``load_from`` once per Runner (see docs/checkpoint.md)."""
-        if not self._loaded:
-            self._loaded = True
-            from runnerx.checkpoint.runner_state import load_or_resume
-
-            load_or_resume(
-                self, self._resume if self._train_loop_cfg[1] else False, self._load_from
-            )

@@ -1,0 +1,66 @@
+"""The Runner's checkpoint methods, MMEngine's names and arguments: each hands the Runner to
+:mod:`runnerx.checkpoint.runner_state`, where saving, loading and resuming a run live::
+
+    runner.save_checkpoint(runner.work_dir, 'epoch_3.pth')
+    runner.load_checkpoint('work_dirs/x/epoch_3.pth')   # weights only (load_from)
+    runner.resume('work_dirs/x/epoch_3.pth')            # weights, optimizer, schedulers, counters
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RunnerCheckpoints:
+    """Save, load and resume methods of :class:`~runnerx.runner.Runner` (a base class of it)."""
+
+    def save_checkpoint(
+        self,
+        out_dir: str,
+        filename: str,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        meta: dict | None = None,
+        by_epoch: bool = True,
+        **_: Any,
+    ) -> str:
+        """Save the run's state to ``out_dir/filename`` (atomically, on rank 0)."""
+        from runnerx.checkpoint.runner_state import save_runner_checkpoint
+
+        return save_runner_checkpoint(
+            self,
+            out_dir,
+            filename,
+            save_optimizer=save_optimizer,
+            save_param_scheduler=save_param_scheduler,
+            meta=meta,
+            by_epoch=by_epoch,
+        )
+
+    def load_checkpoint(
+        self, filename: str, strict: bool = False, revise_keys: Any = ((r"^module\.", ""),)
+    ) -> dict:
+        """Load model weights from ``filename`` (``load_from``), reporting key mismatches."""
+        from runnerx.checkpoint.runner_state import load_runner_weights
+
+        return load_runner_weights(self, filename, strict, revise_keys)
+
+    def resume(
+        self, filename: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
+    ) -> dict:
+        """Continue a run from ``filename``: weights, optimizer, schedulers, counters (the
+        optim wrapper and schedulers are built first when they are still configs)."""
+        from runnerx.checkpoint.runner_state import resume_runner
+
+        self._build_optimization()
+        return resume_runner(self, filename, resume_optimizer, resume_param_scheduler)
+
+    def load_or_resume(self) -> None:
+        """Act on ``resume`` / ``load_from`` once per Runner (see docs/checkpoint.md)."""
+        if not self._loaded:
+            self._loaded = True
+            from runnerx.checkpoint.runner_state import load_or_resume
+
+            load_or_resume(
+                self, self._resume if self._train_loop_cfg[1] else False, self._load_from
+            )
