@@ -10,7 +10,6 @@ model is put in train mode once per epoch, not per iteration.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import islice
 from typing import Any
@@ -27,6 +26,7 @@ from .base_loop import BaseLoop
 from .batch_limits import FirstBatches, limited
 from .eval_loops import TestLoop, ValLoop, build_eval_loop
 from .val_checks import MidEpochValidation
+from .val_schedule import ValidationSchedule
 
 __all__ = [
     "BaseLoop",
@@ -57,7 +57,7 @@ def build_train_loop(runner: Any, dataloader: Any, loop_cfg: dict) -> Any:
     return LOOPS.build(loop_cfg, default_args={"runner": runner, "dataloader": dataloader})
 
 
-class _TrainLoop(BaseLoop):
+class _TrainLoop(ValidationSchedule, BaseLoop):
     """What the two training loops share: counters, stopping, validation, one iteration."""
 
     unit = "epoch"  # what val_interval counts
@@ -77,21 +77,11 @@ class _TrainLoop(BaseLoop):
             raise ValueError(f"train_cfg.{name} must be a positive int, got {value!r}")
         self._epoch = 0
         self._iter = 0
-        self.val_begin = val_begin
-        self.val_interval = val_interval
-        # val_interval from each milestone on: [(0, val_interval), (m1, i1), ...]
-        self._interval_steps = interval_steps(val_interval, dynamic_intervals)
-        self._milestones = [milestone for milestone, _ in self._interval_steps]
-        self._dynamic_intervals = len(self._milestones) > 1
+        self._init_val_schedule(val_begin, val_interval, dynamic_intervals)
         self.stop_training = False  # ends training after this iteration (epoch end, val run)
         self.stop_now = False  # ends it at this iteration boundary, epoch unfinished, no val
         self._pass_start_iter = 0  # the iteration at which the current pass over the data began
         self._resume_batches = 0  # batches of the current pass done before a resume
-        # the epoch or iteration count at which a validation last began (0: none yet), saved
-        # in checkpoints; after a resume, whether a validation the checkpoint missed is due
-        self.validated_at = 0
-        self._catch_up = False
-        self._validates = True  # whether the run has a val loop: settled when run() starts
         # the loops' own run() asks again after before_train; a subclass's run() that does
         # not (MMEngine's custom loops call run_iter directly) uses the hooks of now
         self.refresh_hooks()
@@ -187,72 +177,6 @@ class _TrainLoop(BaseLoop):
         work ends mid-run (a finished ProfilerHook), so that it is not called any more."""
         self._before_iter = self.runner.hook_methods("before_train_iter", fresh=True)
         self._after_iter = self.runner.hook_methods("after_train_iter", fresh=True)
-
-    def resume_validation(self, validated_at: int) -> None:
-        """After a resume: the checkpoint's ``validated_at``. A checkpoint saved at the end of
-        an epoch (or interval) but before that validation ran has it behind; the loop then
-        runs that validation first, so that what it changes (schedulers that act on metrics,
-        early stopping, the best checkpoint) is what it was in the unbroken run."""
-        self.validated_at = validated_at
-        self._catch_up = True
-
-    def _catch_up_validation(self, done: int, total: int) -> None:
-        if self._catch_up and self.validated_at != done:
-            note = (
-                f"validating after {self.unit} {done} first: the checkpoint resumed from was "
-                "saved before that validation ran"
-            )
-            self._validate_if_due(done, total, note)
-        self._catch_up = False
-
-    def _settle_val_interval(self, upcoming: int) -> None:
-        """Set ``val_interval`` for the epoch/iteration numbered ``upcoming`` (counted from
-        1): the interval of the last ``dynamic_intervals`` milestone at or before it."""
-        step = bisect_right(self._milestones, upcoming) - 1
-        self.val_interval = self._interval_steps[step][1]
-
-    def _is_due(self, done: int, total: int) -> bool:
-        """Whether validation is due after epoch (iteration) ``done``: every
-        ``val_interval`` from ``val_begin`` on, and after the last one."""
-        return done >= self.val_begin and (done % self.val_interval == 0 or done == total)
-
-    def _check_val_schedule(self, total: int) -> None:
-        """Before training: refuse a ``val_interval`` that cannot count, and warn when
-        ``val_begin`` leaves no validation (only when the run validates: MMEngine's
-        ``val_interval=0`` without validation runs)."""
-        self._validates = self.runner.val_loop is not None
-        if not self._validates:
-            return
-        interval = self.val_interval
-        if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
-            raise ValueError(
-                f"train_cfg.val_interval must be a positive int (the {self.unit}s between "
-                f"validations), got {interval!r}; to train without validation leave out "
-                "val_dataloader, val_cfg and val_evaluator"
-            )
-        if self.val_begin > total:
-            self.runner.logger.warning(
-                f"train_cfg.val_begin={self.val_begin} is after the last {self.unit} "
-                f"({total}): no validation will run"
-            )
-
-    def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:
-        if self._dynamic_intervals:
-            self._settle_val_interval(done)
-        # _validates first: without validation, val_interval may be 0 (MMEngine runs that)
-        due = self._validates and not self.stop_now and self._is_due(done, total)
-        if due and self.runner.val_loop is not None:
-            self.validated_at = done  # before: checkpoints saved while validating have it
-            self._validate(note)
-        if self._dynamic_intervals:  # what hooks see in the next epoch / iteration
-            self._settle_val_interval(done + 1)
-
-    def _validate(self, note: str | None = None) -> None:
-        """Run the validation loop (after logging ``note``), then train again."""
-        if note:
-            self.runner.logger.info(note)
-        self.runner.val_loop.run()
-        self.runner.model.train()
 
 
 @LOOPS.register_module()
@@ -473,25 +397,3 @@ def refuse_without_epochs(key: str, value: Any, does: str, instead: str) -> None
             f"train_cfg.{key}={value!r} {does}, but an iteration-based loop (by_epoch=False) "
             f"has no epochs: {instead}"
         )
-
-
-def interval_steps(
-    val_interval: int, dynamic_intervals: list[tuple[int, int]] | None
-) -> list[tuple[int, int]]:
-    """``[(0, val_interval), *dynamic_intervals]``, checked: milestones and intervals are
-    positive ints, milestones strictly ascending."""
-    steps = [(0, val_interval)]
-    for index, pair in enumerate(dynamic_intervals or ()):
-        if (
-            not isinstance(pair, (list, tuple))
-            or len(pair) != 2
-            or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in pair)
-            or pair[0] <= steps[-1][0]
-        ):
-            raise ValueError(
-                f"train_cfg.dynamic_intervals[{index}] must be a (milestone, val_interval) "
-                "pair of positive ints, with milestones in ascending order, e.g. "
-                f"dynamic_intervals=[(280, 1)]; got {pair!r}"
-            )
-        steps.append((pair[0], pair[1]))
-    return steps

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from .environment import set_random_seed
-from .loops import interval_steps
+from .val_schedule import interval_steps
 
 __all__ = ["calc_dynamic_intervals", "set_random_seed"]
 
