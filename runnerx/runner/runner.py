@@ -52,7 +52,28 @@ from .work_dir_lock import work_dir_lock
 
 @RUNNERS.register_module()
 class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
-    """Runs training, validation and test from MMEngine's arguments (see ``from_cfg``)."""
+    """Runs training, validation and test from MMEngine's arguments.
+
+    Build it from a whole config with ``Runner.from_cfg(cfg)`` (each argument is read from
+    the config key of its name), or from config dicts and objects::
+
+        runner = Runner(
+            model=dict(type='DigitsConvNet'),
+            work_dir='work_dirs/digits',
+            train_dataloader=dict(
+                dataset=dict(type='DigitsDataset', split='train'),
+                sampler=dict(type='DefaultSampler', shuffle=True),
+                collate_fn=dict(type='default_collate'),
+                batch_size=64,
+            ),
+            train_cfg=dict(by_epoch=True, max_epochs=8),
+            optim_wrapper=dict(optimizer=dict(type='SGD', lr=0.1, momentum=0.9)),
+        )
+        runner.train()
+
+    ``train_dataloader``, ``train_cfg`` and ``optim_wrapper`` come together, as do the three
+    ``val_*`` and the three ``test_*`` keys. Every argument and key: docs/runner.md.
+    """
 
     def __init__(
         self,
