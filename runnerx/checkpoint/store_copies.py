@@ -2,7 +2,7 @@
 ``out_dir`` such as ``s3://bucket/exp``.
 
 A checkpoint is still written to the work dir first, atomically, and named in
-``last_checkpoint`` (so a crash leaves no torn file and ``resume='auto'`` reads a local copy);
+``last_checkpoint`` (so a crash leaves no torn file and ``resume=True`` reads a local copy);
 only once it is complete there is it copied to the store, and the store's copy of a checkpoint
 is removed when the local one is.
 """

@@ -13,13 +13,13 @@ the atomic writes that configs and checkpoints use.
 - ``get_file_backend``, ``register_backend``, ``BaseStorageBackend``, ``LocalBackend``,
   ``HTTPBackend``, ``LmdbBackend``; MMEngine's deprecated ``FileClient`` and
   ``HardDiskBackend``.
-- ``atomic_write``, ``after_pending_writes``, ``wait_for_pending_writes``: crash-safe writes,
-  optionally finished on a background thread.
+- ``atomic_write``, ``after_pending_writes``, ``wait_for_pending_writes``, ``failed_write``:
+  crash-safe writes, optionally finished on a background thread.
 
 Importing this package imports neither PyYAML, numpy, torch, lmdb nor urllib.request.
 """
 
-from .atomic import after_pending_writes, atomic_write, wait_for_pending_writes
+from .atomic import after_pending_writes, atomic_write, failed_write, wait_for_pending_writes
 from .backends import (
     BaseStorageBackend,
     HardDiskBackend,
@@ -88,6 +88,7 @@ __all__ = [
     "dict_from_file",
     "dump",
     "exists",
+    "failed_write",
     "file_handlers",
     "generate_presigned_url",
     "get",

@@ -6,6 +6,10 @@ new one. The fsync and rename may run on a background thread (``background=True`
 does not wait for the disk; what must happen after such a file is in place (pointing
 ``last_checkpoint`` at it, removing older checkpoints) is queued behind it with
 :func:`after_pending_writes`, and :func:`wait_for_pending_writes` blocks until all is done.
+
+Once a queued write or action fails, no action queued after it runs (a checkpoint that is not
+in place must not be named in ``last_checkpoint``, nor its older ones removed);
+:func:`failed_write` tells the next save about it, so that training stops there.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import IO
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
 _pending: list[Future] = []
+# (the file, or None for an action, and its error): the first failure since the last wait
+_failure: tuple[str | None, BaseException] | None = None
 
 
 @contextlib.contextmanager
@@ -54,26 +60,44 @@ def atomic_write(
         _discard(temporary)
         raise
     if background:
-        _submit(lambda: _put_in_place(temporary, path))
+        _submit(lambda: _put_in_place(temporary, path), path)
     else:
         _put_in_place(temporary, path)
 
 
-def after_pending_writes(function: Callable[[], object]) -> None:
-    """Run ``function`` once the files queued for the background are in place (now, if none)."""
+def after_pending_writes(function: Callable[[], object], independent: bool = False) -> None:
+    """Run ``function`` once the files queued for the background are in place (now, if none);
+    never, when one of them (or an action queued before) failed (see :func:`failed_write`).
+    ``independent=True``: a failure of ``function`` does not keep the later actions from
+    running (an upload of a complete file); :func:`wait_for_pending_writes` still raises it."""
     with _lock:
         busy = any(not future.done() for future in _pending)
+        failed = _failure is not None
     if busy:
-        _submit(function)
-    else:
+        _submit(function, independent=independent)
+    elif not failed:
         function()
 
 
-def wait_for_pending_writes() -> None:
-    """Block until every queued write and action is done; raise the first error among them."""
+def failed_write() -> tuple[str | None, BaseException] | None:
+    """The first background write that failed since the last :func:`wait_for_pending_writes`,
+    as ``(path, error)`` (``path`` None when an action queued behind a write failed), or None.
+    Nothing queued after it has run. Cheap: it waits for nothing."""
+    return _failure
+
+
+def wait_for_pending_writes(raise_errors: bool = True) -> None:
+    """Block until every queued write and action is done; raise the first error among them
+    and forget it (``raise_errors=False``: only wait, leaving it to :func:`failed_write`)."""
+    global _failure
     with _lock:
-        pending, _pending[:] = list(_pending), []
+        pending = list(_pending)
     errors = [future.exception() for future in pending]
+    if not raise_errors:
+        return
+    with _lock:
+        _pending[:] = [future for future in _pending if future not in pending]
+        _failure = None
     failures = [error for error in errors if error is not None]
     if failures:
         raise failures[0]
@@ -113,14 +137,32 @@ def _discard(temporary: str) -> None:
         os.unlink(temporary)
 
 
-def _submit(function: Callable[[], object]) -> None:
+def _submit(
+    function: Callable[[], object], path: str | None = None, independent: bool = False
+) -> None:
+    """Queue ``function`` on the writer thread: the write of ``path``, or (None) an action."""
     global _executor
     with _lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runnerx-writer")
             atexit.register(_finish_at_exit)
         _pending[:] = [future for future in _pending if not future.done() or future.exception()]
-        _pending.append(_executor.submit(function))
+        _pending.append(_executor.submit(_run_in_order, function, path, independent))
+
+
+def _run_in_order(function: Callable[[], object], path: str | None, independent: bool) -> None:
+    # A write still runs after a failure (it leaves the complete file or none); an action,
+    # which relies on what was queued before it, does not.
+    global _failure
+    if path is None and _failure is not None:
+        return
+    try:
+        function()
+    except BaseException as error:
+        with _lock:
+            if _failure is None and not independent:
+                _failure = (path, error)
+        raise
 
 
 def _finish_at_exit() -> None:

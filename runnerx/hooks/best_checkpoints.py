@@ -6,7 +6,9 @@ The MessageHub keeps, per metric, MMEngine's ``best_score`` / ``best_ckpt`` (the
 ``max_keep_best > 1``, ``best_ckpts`` (``best_ckpts_<metric>``): the kept ``(score, path)``
 pairs, best first. Checkpoints carry them, so a resumed run goes on pruning the right files; a
 run resumed from a checkpoint without the list (an older runnerx, MMEngine, or
-``max_keep_best=1``) starts it from the single best.
+``max_keep_best=1``) starts it from the single best. The records hold absolute paths: in a
+copied work dir, or a run resumed into another one, they are taken to mean the files of the
+same names in this run's folder; files elsewhere are never removed.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import shutil
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from runnerx.checkpoint.runner_state import find_latest_checkpoint
 from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
-from runnerx.fileio import after_pending_writes
+from runnerx.fileio import after_pending_writes, failed_write
 from runnerx.hooks.metric_rule import RULES, check_rule
 from runnerx.suggest import close_matches
 
@@ -72,21 +75,34 @@ class BestCheckpoints:
         """Settle where best checkpoints go; pick up the kept lists from the MessageHub (what a
         resumed checkpoint recorded), removing those beyond ``max_keep`` (a run that kept more)."""
         self.out_dir, self.copies = out_dir, copies
-        hub, dropped = runner.message_hub, []
+        hub, dropped, elsewhere = runner.message_hub, [], set()
         for metric in metrics:
             listed = hub.get_info(self.record_key(KEPT_KEY, metric))
             if listed is not None:
-                kept = [(score, path) for score, path in listed]
+                recorded = [(score, path) for score, path in listed]
             else:
                 score = hub.get_info(self.record_key("best_score", metric))
                 path = hub.get_info(self.record_key("best_ckpt", metric))
-                kept = [] if score is None else [(score, path)]
+                recorded = [] if score is None else [(score, path)]
+            # a path elsewhere keeps its score (the rank to beat), but not its file
+            kept = [(score, in_out_dir(path, out_dir)) for score, path in recorded]
+            elsewhere.update(
+                os.path.dirname(path)
+                for (_, path), (_, ours) in zip(recorded, kept)
+                if path and not ours
+            )
             self._kept[self.record_key(KEPT_KEY, metric)] = kept[: self.max_keep]
             dropped += [path for _, path in kept[self.max_keep :] if path]
             if listed is not None and self.max_keep == 1:  # MMEngine's records only, as k=1 has
                 hub.pop_info(self.record_key(KEPT_KEY, metric))
-            elif len(kept) > self.max_keep:
+            if kept != recorded or len(kept) > self.max_keep:
                 self._record(hub, metric)
+        if elsewhere:
+            runner.logger.warning(
+                f"CheckpointHook: the best checkpoints the resumed run recorded lie in "
+                f"{', '.join(sorted(elsewhere))}, not in {out_dir}; they are left alone (their "
+                "scores still rank: a new best checkpoint is saved here once it beats them)"
+            )
         self._remove(runner, dropped)
 
     def update(
@@ -94,6 +110,7 @@ class BestCheckpoints:
     ) -> bool:
         """Save ``best_<metric>_<step_file>`` for each metric whose score enters the kept
         ones (``at``: '4 epoch' for the log); whether any did."""
+        raise_if_a_save_failed(runner)
         entered = False
         for metric, rule in rules.items():
             if metric not in metrics:
@@ -161,7 +178,7 @@ class BestCheckpoints:
             return
         reason = "a better best" if self.max_keep == 1 else f"not among the {self.max_keep} best"
         for path in paths:
-            remove_checkpoint(path, self.copies, runner.logger, reason)
+            remove_checkpoint(path, self.copies, runner.logger, reason, self.out_dir)
 
 
 def best_rules(
@@ -186,14 +203,22 @@ def best_rules(
 
 
 def upload_when_complete(copies: CheckpointCopies | None, path: str, logger: Any) -> None:
-    """Copy the checkpoint ``path`` to the store of ``out_dir`` (if any) once it is in place."""
+    """Copy the checkpoint ``path`` to the store of ``out_dir`` (if any) once it is in place. A
+    failed upload keeps the store's older copies (and fails the run at its end), but the local
+    checkpoint is complete: what comes after it goes on."""
     if copies is not None:
-        after_pending_writes(lambda: copies.upload(path, logger))
+        after_pending_writes(lambda: copies.upload(path, logger), independent=True)
 
 
-def remove_checkpoint(path: str, copies: CheckpointCopies | None, logger: Any, reason: str) -> None:
+def remove_checkpoint(
+    path: str, copies: CheckpointCopies | None, logger: Any, reason: str, out_dir: str
+) -> None:
     """Delete the checkpoint ``path`` (a file, or the folder of a sharded one) and its copy in
-    the store of ``out_dir``; log it with ``reason``."""
+    the store of ``out_dir``; log it with ``reason``. A path outside the folder ``out_dir``
+    (another run's, named in resumed records) is left alone."""
+    if not _lies_in(path, out_dir):
+        logger.warning(f"Left the checkpoint {path} alone ({reason}): it lies outside {out_dir}.")
+        return
     removed = True
     if os.path.isdir(path):
         shutil.rmtree(path)
@@ -205,6 +230,35 @@ def remove_checkpoint(path: str, copies: CheckpointCopies | None, logger: Any, r
         logger.info(f"Removed the checkpoint {path} ({reason}).")
     if copies is not None:
         copies.remove(os.path.basename(path), logger)
+
+
+def in_out_dir(path: str | None, out_dir: str) -> str | None:
+    """The file a resumed record ``path`` means in this run's folder ``out_dir``: ``path`` when
+    it lies there, else the file of the same name there (a copied work dir), else None."""
+    if not path or _lies_in(path, out_dir):
+        return path
+    local = os.path.join(out_dir, os.path.basename(os.path.normpath(path)))
+    return local if os.path.exists(local) else None
+
+
+def _lies_in(path: str, folder: str) -> bool:
+    return os.path.realpath(os.path.dirname(os.path.normpath(path))) == os.path.realpath(folder)
+
+
+def raise_if_a_save_failed(runner: Any) -> None:
+    """At a save point: stop the run when an earlier checkpoint's background write (or what was
+    queued behind it) failed; what was queued after it, pointing ``last_checkpoint`` at it and
+    removing older checkpoints, did not run."""
+    failure = failed_write()
+    if failure is None:
+        return
+    path, error = failure
+    named = find_latest_checkpoint(str(runner.work_dir))
+    raise OSError(
+        f"{f'writing the checkpoint {path}' if path else 'a step after writing a checkpoint'} "
+        f"failed: {error}; nothing older was removed, and "
+        + (f"last_checkpoint still names {named}" if named else "no last_checkpoint was written")
+    ) from error
 
 
 def best_of_kept(candidates: Sequence[str]) -> str | None:

@@ -19,6 +19,7 @@ from runnerx.fileio.store_copies import out_dir_backend, require, store_path
 from runnerx.hooks.best_checkpoints import (
     BestCheckpoints,
     best_rules,
+    raise_if_a_save_failed,
     remove_checkpoint,
     upload_when_complete,
 )
@@ -30,6 +31,12 @@ from runnerx.registry import HOOKS
 #: MessageHub info: the last checkpoint saved while the logged losses were finite, which
 #: LoggerHook names when training diverges; max_keep_ckpts does not remove it
 LAST_FINITE_CKPT = "last_finite_ckpt"
+#: MessageHub info: the checkpoint LoggerHook would name as LAST_FINITE_CKPT if the next logged
+#: losses were not finite; max_keep_ckpts keeps it until a newer one takes its place
+FINITE_CANDIDATE = "finite_ckpt_candidate"
+#: MessageHub info: the file name of the checkpoint a stop (PreemptionHook) saved outside the
+#: interval; with max_keep_ckpts > 0, the next periodic checkpoint replaces it
+STOP_CKPT = "stop_ckpt"
 
 
 @HOOKS.register_module()
@@ -43,12 +50,17 @@ class CheckpointHook(Hook):
     Every ``interval`` epochs (``by_epoch``) or iterations, counted from ``save_begin``, and at
     the end of training when ``save_last``. Files go to ``work_dir``, or to
     ``out_dir/<work_dir's name>``; ``work_dir/last_checkpoint`` names the newest one once it is
-    written (what ``resume='auto'`` reads). With ``max_keep_ckpts > 0`` the oldest periodic
-    checkpoint is removed after a newer one is complete. ``save_best`` (a metric name, a list
-    of them, or 'auto' for the first metric) keeps ``best_<metric>_<epoch|iter>_<N>.pth`` for
-    the best value so far, by ``rule`` ('greater'/'less', inferred from the name when left out;
-    ``greater_keys``/``less_keys`` replace the names it goes by); when a new best is saved, the
-    newest periodic checkpoint is saved again so that it records the new best (as MMEngine).
+    written (what ``resume=True`` reads). With ``max_keep_ckpts > 0`` the oldest periodic
+    checkpoint is removed after a newer one is complete; the one LoggerHook would name as the
+    last saved while the losses were finite is kept a while longer (until a newer one is, or
+    training ends; see :class:`~runnerx.hooks.LoggerHook`), and the checkpoint a stop saved
+    (PreemptionHook: ``iter_<N>.pth``) goes with the next periodic one. ``save_best`` (a
+    metric name, a list of them, or 'auto' for the first metric) keeps
+    ``best_<metric>_<epoch|iter>_<N>.pth`` for the best value so far, by ``rule``
+    ('greater'/'less', inferred from the name when left out; ``greater_keys``/``less_keys``
+    replace the names it goes by); when a new best is saved at a step whose periodic checkpoint
+    was written before the validation, that checkpoint is written again so that it records the
+    new best (as MMEngine; a step the interval did not save gets no extra checkpoint).
     ``max_keep_best=k`` (runnerx's, Lightning's ``save_top_k``) keeps the k best of each metric
     instead of one (see :class:`~runnerx.hooks.best_checkpoints.BestCheckpoints`).
     ``published_keys`` (e.g. ``['meta', 'state_dict']``): after training, the last and best
@@ -150,7 +162,7 @@ class CheckpointHook(Hook):
         unused = {"after_train_iter"} if self.by_epoch else {"after_train_epoch"}
         if not self.save_best:
             unused.add("after_val_epoch")
-        if not self.published_keys:
+        if not self.published_keys and self.max_keep_ckpts <= 0:
             unused.add("after_train")
         return [point for point in super().overridden_points() if point not in unused]
 
@@ -176,7 +188,7 @@ class CheckpointHook(Hook):
         self._best.resume(runner, self.save_best, self._out_dir, self._copies)
         if self.max_keep_ckpts > 0:
             self._kept_steps = list(runner.message_hub.get_info("keep_ckpt_ids") or [])
-            self._remove_steps(runner, self._trim_kept_steps())
+            self._remove(runner, self._trim(runner.message_hub))
 
     def _warn_of_an_earlier_run(self, runner: Any, work_dir: str) -> None:
         """Say so when this run will save over the checkpoints of another run in the work dir
@@ -224,11 +236,9 @@ class CheckpointHook(Hook):
             first = next(iter(metrics))
             self.save_best = [first]
             self.rules = {first: self.rules["auto"] or self._infer(first)}
-        if not self.by_epoch:
-            step_file, at = self.filename_tmpl.format(runner.iter), f"{runner.iter} iter"
-        elif getattr(runner.train_loop, "validating_mid_epoch", False):  # val_check_interval
-            extension = os.path.splitext(self.filename_tmpl)[1] or ".pth"
-            step_file, at = f"iter_{runner.iter}{extension}", f"{runner.iter} iter"
+        mid_epoch = getattr(runner.train_loop, "validating_mid_epoch", False)  # val_check_interval
+        if not self.by_epoch or mid_epoch:
+            step_file, at = self._iter_file(runner.iter), f"{runner.iter} iter"
         else:
             step_file, at = self.filename_tmpl.format(runner.epoch), f"{runner.epoch} epoch"
         entered = self._best.update(runner, self.rules, metrics, step_file, at)
@@ -240,8 +250,33 @@ class CheckpointHook(Hook):
             # validated): a resume from the previous one validates at this step again.
             self._save(runner, self._saved[0], dict(epoch=runner.epoch, iter=runner.iter))
 
+    def save_at_stop(self, runner: Any, reason: str) -> None:
+        """Save ``iter_<N>.pth`` now, outside the interval, unless this iteration's periodic
+        checkpoint is saved already (PreemptionHook's checkpoint when a stop signal or
+        ``max_time`` ends training; ``reason`` is logged). It is named in ``last_checkpoint``
+        as the periodic ones; with ``max_keep_ckpts > 0`` the next periodic one replaces it."""
+        step = runner.iter + 1
+        if self._saved is not None and self._saved[1] == step:
+            return
+        raise_if_a_save_failed(runner)
+        runner.logger.info(f"{reason}: saving a checkpoint at {step} iterations")
+        filename, dropped = self._iter_file(step), []
+        if self.max_keep_ckpts > 0:  # one stopped before, not replaced since: this one does
+            dropped = self._take_stop_checkpoint(runner.message_hub)
+            runner.message_hub.update_info(STOP_CKPT, filename)
+        self._write(runner, filename, dict(epoch=runner.epoch, iter=step), dropped)
+
     def after_train(self, runner: Any) -> None:
-        """Publish the last and the best checkpoints when ``published_keys`` is set."""
+        """Once all iterations are done, remove the checkpoints kept beyond ``max_keep_ckpts``
+        for LoggerHook and a stop's one; publish the last and the best checkpoints when
+        ``published_keys`` is set."""
+        if self.max_keep_ckpts > 0 and runner.iter >= runner.max_iters:
+            hub = runner.message_hub
+            hub.pop_info(FINITE_CANDIDATE)  # training is over: nothing to hold for
+            released = self._take_stop_checkpoint(hub) + self._trim(hub)
+            hub.update_info("keep_ckpt_ids", list(self._kept_steps))
+            if released:
+                after_pending_writes(lambda: self._remove(runner, released))
         if not self.published_keys or not is_main_process():
             return
         wait_for_pending_writes()  # the checkpoints to publish must be in place
@@ -260,18 +295,22 @@ class CheckpointHook(Hook):
                 self._copies.upload(final_path, runner.logger)
 
     def _save(self, runner: Any, step: int, meta: dict) -> None:
-        filename = self.filename_tmpl.format(step)
-        path = os.path.join(self._out_dir, filename)
-        hub = runner.message_hub
-        dropped: list[int] = []
+        raise_if_a_save_failed(runner)
+        dropped: list[str] = []
         if self.max_keep_ckpts > 0:
             if not self._kept_steps or self._kept_steps[-1] != step:
                 self._kept_steps.append(step)
-            dropped = self._trim_kept_steps()
-            hub.update_info("keep_ckpt_ids", list(self._kept_steps))
-        self.last_ckpt = path
+            dropped = self._take_stop_checkpoint(runner.message_hub)
+            dropped += self._trim(runner.message_hub)
+            runner.message_hub.update_info("keep_ckpt_ids", list(self._kept_steps))
         self._saved = (step, meta["iter"])
-        hub.update_info("last_ckpt", path)
+        self._write(runner, self.filename_tmpl.format(step), meta, dropped)
+
+    def _write(self, runner: Any, filename: str, meta: dict, dropped: list[str]) -> None:
+        """Save the newest checkpoint, ``filename`` in the out dir; remove ``dropped`` then."""
+        path = os.path.join(self._out_dir, filename)
+        self.last_ckpt = path
+        runner.message_hub.update_info("last_ckpt", path)
         runner.save_checkpoint(
             self._out_dir,
             filename,
@@ -280,19 +319,39 @@ class CheckpointHook(Hook):
             meta=meta,
         )
         # Queued behind the checkpoint's own background write: last_checkpoint names it only
-        # once it is complete, and older ones go only after that.
+        # once it is complete, and older ones go only after that (neither, if it failed).
         if is_main_process():
             after_pending_writes(lambda: point_last_checkpoint(str(runner.work_dir), path))
             upload_when_complete(self._copies, path, runner.logger)
-        after_pending_writes(lambda: self._remove_steps(runner, dropped))
+        if dropped:
+            after_pending_writes(lambda: self._remove(runner, dropped))
 
-    def _trim_kept_steps(self) -> list[int]:
-        """Cut the kept steps to ``max_keep_ckpts``; return the ones cut (oldest first)."""
+    def _iter_file(self, iterations: int) -> str:
+        """The file name of a checkpoint saved after ``iterations``, not at an epoch's end."""
+        if not self.by_epoch:
+            return self.filename_tmpl.format(iterations)
+        return f"iter_{iterations}{os.path.splitext(self.filename_tmpl)[1] or '.pth'}"
+
+    def _trim(self, hub: Any) -> list[str]:
+        """Cut the kept steps to ``max_keep_ckpts``; the paths of the ones cut, oldest first.
+        LoggerHook's candidate for the last finite checkpoint stays (beyond the count) until
+        a newer one takes its place: its logged losses are not known yet."""
         excess = len(self._kept_steps) - self.max_keep_ckpts
         if excess <= 0:
             return []
-        dropped, self._kept_steps = self._kept_steps[:excess], self._kept_steps[excess:]
-        return dropped
+        candidate = os.path.basename(hub.get_info(FINITE_CANDIDATE) or "")
+        held = [s for s in self._kept_steps[:excess] if self.filename_tmpl.format(s) == candidate]
+        dropped = [s for s in self._kept_steps[:excess] if s not in held]
+        self._kept_steps = held + self._kept_steps[excess:]
+        return [os.path.join(self._out_dir, self.filename_tmpl.format(s)) for s in dropped]
+
+    def _take_stop_checkpoint(self, hub: Any) -> list[str]:
+        """The checkpoint an earlier stop saved, now replaced (unless LoggerHook's candidate)."""
+        name = hub.get_info(STOP_CKPT)
+        if not name or name == os.path.basename(hub.get_info(FINITE_CANDIDATE) or ""):
+            return []
+        hub.pop_info(STOP_CKPT)
+        return [os.path.join(self._out_dir, name)]
 
     def _remove_partial_files(self, runner: Any, work_dir: str) -> None:
         """Delete the temporary files of saves that a crash (or a kill) interrupted."""
@@ -305,19 +364,18 @@ class CheckpointHook(Hook):
                 + ", ".join(os.path.basename(path) for path in removed)
             )
 
-    def _remove_steps(self, runner: Any, steps: list[int]) -> None:
+    def _remove(self, runner: Any, paths: list[str]) -> None:
         if not is_main_process():
             return
-        finite = runner.message_hub.get_info(LAST_FINITE_CKPT)
-        for step in steps:
-            path = os.path.join(self._out_dir, self.filename_tmpl.format(step))
-            if path == finite:
+        finite = os.path.basename(runner.message_hub.get_info(LAST_FINITE_CKPT) or "")
+        for path in paths:
+            if os.path.basename(path) == finite:
                 runner.logger.info(
                     f"Kept {path} beyond max_keep_ckpts: the last checkpoint saved before "
                     "training diverged"
                 )
                 continue
-            remove_checkpoint(path, self._copies, runner.logger, "max_keep_ckpts")
+            remove_checkpoint(path, self._copies, runner.logger, "max_keep_ckpts", self._out_dir)
 
 
 def _names(value: str | Sequence[str] | None, key: str) -> list[str]:

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runnerx.fileio import wait_for_pending_writes
 from runnerx.fileio.paths import backend_args_of
 from runnerx.fileio.store_copies import out_dir_backend, store_path, upload
-from runnerx.hooks.checkpoint_hook import LAST_FINITE_CKPT
+from runnerx.hooks.checkpoint_hook import FINITE_CANDIDATE, LAST_FINITE_CKPT
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS
 
@@ -21,7 +22,9 @@ class LoggerHook(Hook):
     """Logs every ``interval`` iterations and after each validation/test epoch (a default hook).
 
     The lines come from ``runner.log_processor``; a logged training loss that is NaN or
-    infinite also gets a warning (once per run) that says what usually cures it. Training
+    infinite also gets a warning (once per run) that says what usually cures it and names the
+    last checkpoint saved while the logged losses were finite (which ``max_keep_ckpts`` then
+    keeps; a resumed run knows it from the checkpoint's records). Training
     scalars go to ``runner.visualizer.add_scalars`` at step ``runner.iter + 1``, validation
     metrics at step ``runner.epoch`` (``log_metric_by_epoch`` in an epoch-based run) or
     ``runner.iter``; a run that also validates part-way through its epochs
@@ -101,7 +104,12 @@ class LoggerHook(Hook):
         except TypeError:
             self._epoch_length = None
         self._warned_divergence = False
-        self._finite_ckpt = runner.message_hub.get_info("last_ckpt")  # a resumed run's
+        hub = runner.message_hub  # a resumed run's records: the newest checkpoint known finite
+        self._finite_ckpt = (
+            hub.get_info(LAST_FINITE_CKPT)
+            or hub.get_info(FINITE_CANDIDATE)
+            or hub.get_info("last_ckpt")
+        )
         self._val_step_is_iter = bool(getattr(runner.train_loop, "val_check_batches", 0))
 
     def after_train_iter(
@@ -138,23 +146,34 @@ class LoggerHook(Hook):
         if not bad:
             # saved before this iteration's hooks (CheckpointHook's come later): its weights
             # gave the finite losses just logged, or earlier ones
-            self._finite_ckpt = hub.get_info("last_ckpt")
+            saved = hub.get_info("last_ckpt")
+            if saved and saved != self._finite_ckpt:  # CheckpointHook keeps the candidate
+                self._finite_ckpt = saved
+                hub.update_info(FINITE_CANDIDATE, saved)
             return
         self._warned_divergence = True
         values = ", ".join(f"{name}={value}" for name, value in bad.items())
         good = self._finite_ckpt
-        if good:  # CheckpointHook keeps it beyond max_keep_ckpts
-            hub.update_info(LAST_FINITE_CKPT, good)
+        told = ""
+        if good:
+            wait_for_pending_writes(raise_errors=False)  # it may be in flight still
+            if os.path.exists(good):  # CheckpointHook keeps it beyond max_keep_ckpts
+                hub.update_info(LAST_FINITE_CKPT, good)
+                hub.pop_info(FINITE_CANDIDATE)
+                told = (
+                    f"; {good}, the last checkpoint saved while the logged losses were finite, "
+                    "is kept (max_keep_ckpts does not remove it): resume from it with "
+                    f"--resume {good}"
+                )
+            else:
+                told = (
+                    "; no checkpoint saved while the logged losses were finite is left "
+                    f"({good} is gone)"
+                )
         runner.logger.warning(
             f"{values} at iteration {runner.iter + 1}: training has diverged. A lower learning "
             "rate, gradient clipping (optim_wrapper.clip_grad=dict(max_norm=1.0)) or, in "
-            "float16, AmpOptimWrapper's loss scaling usually cure it"
-            + (
-                f"; {good}, the last checkpoint saved while the logged losses were finite, is "
-                f"kept (max_keep_ckpts does not remove it): resume from it with --resume {good}"
-                if good
-                else ""
-            )
+            "float16, AmpOptimWrapper's loss scaling usually cure it" + told
         )
 
     def after_val_iter(

@@ -5,7 +5,9 @@ Slurm sends SIGUSR1 some time before a job's time limit when asked to (``#SBATCH
 schedulers send SIGTERM. The signal handler only notes the signal. At the next iteration
 boundary every rank learns of it (:class:`runnerx.dist.agreement.AnyRankFlag`), all of them
 save one checkpoint together (``iter_<N>.pth``, in the run's checkpoint format, pointed to
-by ``last_checkpoint``) and training stops. Then, after a signal of ``requeue_signals``
+by ``last_checkpoint``) and training stops. With a ``CheckpointHook``, it saves that checkpoint
+(in its folder, in its rotation: with ``max_keep_ckpts > 0`` the resumed run's next periodic
+checkpoint replaces it). Then, after a signal of ``requeue_signals``
 inside a Slurm batch job, rank 0 runs ``scontrol requeue $SLURM_JOB_ID``; the job comes back
 and ``--resume`` continues exactly where it stopped. ``tools/train.py`` exits with
 :data:`PREEMPTED_EXIT_CODE` (75) after a preemption, so that any scheduler can tell it from
@@ -36,6 +38,8 @@ from runnerx.checkpoint.runner_state import point_last_checkpoint
 from runnerx.dist import barrier, is_main_process
 from runnerx.dist.agreement import AnyRankFlag
 from runnerx.fileio import after_pending_writes, wait_for_pending_writes
+from runnerx.hooks.best_checkpoints import raise_if_a_save_failed
+from runnerx.hooks.checkpoint_hook import CheckpointHook
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS
 
@@ -119,8 +123,10 @@ class PreemptionHook(Hook):
         return self.time_before + time.monotonic() - self._started
 
     def after_load_checkpoint(self, runner: Any, checkpoint: dict) -> None:
-        """On resume: take over the time the earlier runs trained."""
-        self.time_before = float(checkpoint.get("meta", {}).get("train_time", 0.0))
+        """On resume: take over the time the earlier runs trained (a ``load_from`` starts a
+        new run, whose ``max_time`` counts from zero)."""
+        if getattr(runner, "_resume", False):
+            self.time_before = float(checkpoint.get("meta", {}).get("train_time", 0.0))
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
@@ -132,19 +138,28 @@ class PreemptionHook(Hook):
             return
         self.received = agreed  # the same signal on every rank, whichever got it
         name = "max_time" if agreed == _TIME_UP else signal.Signals(agreed).name
-        step = runner.iter + 1
-        path = os.path.join(runner.work_dir, f"iter_{step}.pth")
-        if runner.message_hub.get_info("last_ckpt") != path:  # not just saved by CheckpointHook
-            reason = f"{name} received"
-            if agreed == _TIME_UP:  # another rank's time may have run out first
-                limit = f" ({timedelta(seconds=self.max_time)})" if self.max_time else ""
-                reason = f"max_time{limit} reached"
-            runner.logger.info(f"{reason}: saving a checkpoint at {step} iterations")
-            runner.save_checkpoint(runner.work_dir, os.path.basename(path), by_epoch=False)
-            if is_main_process():
-                after_pending_writes(lambda: point_last_checkpoint(runner.work_dir, path))
+        reason = f"{name} received"
+        if agreed == _TIME_UP:  # another rank's time may have run out first
+            limit = f" ({timedelta(seconds=self.max_time)})" if self.max_time else ""
+            reason = f"max_time{limit} reached"
+        checkpoints = next((h for h in runner.hooks if isinstance(h, CheckpointHook)), None)
+        if checkpoints is not None:
+            checkpoints.save_at_stop(runner, reason)
+        else:
+            self._save_alone(runner, reason)
         runner.train_loop.stop_now = runner.train_loop.stop_training = True
         self.preempted_by = name
+
+    def _save_alone(self, runner: Any, reason: str) -> None:
+        """Save ``iter_<N>.pth`` in the work dir, in a run without a CheckpointHook."""
+        raise_if_a_save_failed(runner)
+        step = runner.iter + 1
+        path = os.path.join(runner.work_dir, f"iter_{step}.pth")
+        runner.logger.info(f"{reason}: saving a checkpoint at {step} iterations")
+        runner.message_hub.update_info("last_ckpt", path)
+        runner.save_checkpoint(runner.work_dir, os.path.basename(path), by_epoch=False)
+        if is_main_process():
+            after_pending_writes(lambda: point_last_checkpoint(runner.work_dir, path))
 
     def after_train(self, runner: Any) -> None:
         """Give the signals back; after a stop, finish the checkpoint, then requeue or say how

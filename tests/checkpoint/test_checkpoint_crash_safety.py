@@ -2,7 +2,10 @@
 SIGKILLed at random moments, most of them in the middle of a save (rounds go on until one
 was). After every kill each checkpoint in the folder loads completely, ``last_checkpoint``
 names a complete one, the 3 newest (max_keep_ckpts) up to it are all there, and the next run
-removes the half-written temporary files, resumes from ``last_checkpoint`` and goes on."""
+removes the half-written temporary files, resumes from ``last_checkpoint`` and goes on.
+A checkpoint whose background write fails (a full disk at the rename) stops the run at the
+next save, and nothing that relies on it happens: no older one is removed, and
+``last_checkpoint`` never names it."""
 
 from __future__ import annotations
 
@@ -14,7 +17,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from runnerx.checkpoint import load_checkpoint
+from runnerx.fileio import wait_for_pending_writes
+from runnerx.hooks import Hook
 from runnerx.runner.work_dir_lock import LOCK_FILE
 
 WRITER = Path(__file__).with_name("checkpoint_writer.py")
@@ -83,3 +90,62 @@ def test_a_killed_run_leaves_only_complete_checkpoints_and_resumes(tmp_path):
         kills_during_a_save += bool(partial)
     assert saved > 0
     assert kills_during_a_save >= 1, "no kill hit a save in progress: saves too fast?"
+
+
+class FullDiskFor(Hook):
+    """From the start, putting the checkpoint ``name`` in place fails as on a full disk (in
+    the writer thread's rename); before each epoch, waits for the writer, so that the next
+    save comes after the failure."""
+
+    def __init__(self, name: str, monkeypatch) -> None:
+        real = os.replace
+
+        def replace(src, dst, *args, **kwargs):
+            if os.path.basename(dst) == name:
+                raise OSError(28, "No space left on device")
+            return real(src, dst, *args, **kwargs)
+
+        monkeypatch.setattr(os, "replace", replace)
+
+    def before_train_epoch(self, runner) -> None:
+        wait_for_pending_writes(raise_errors=False)
+
+
+@pytest.mark.parametrize(
+    ("checkpoint", "failing", "left", "named"),
+    [
+        # the periodic epoch_2.pth fails: epoch_1.pth stays (max_keep_ckpts=1) and is named
+        ({"interval": 1, "max_keep_ckpts": 1}, "epoch_2.pth", ["epoch_1.pth"], "epoch_1.pth"),
+        # the second best fails: the first stays (it was the one to go), the run stops when
+        # epoch 3's validation would save a best one
+        (
+            {"interval": 10, "save_best": "scripted/score", "rule": "greater"},
+            "best_scripted_score_epoch_2.pth",
+            ["best_scripted_score_epoch_1.pth"],
+            None,
+        ),
+    ],
+)
+def test_a_failed_background_write_stops_the_run_at_the_next_save_and_removes_nothing(
+    make_runner, monkeypatch, checkpoint, failing, left, named
+):
+    runner = make_runner(
+        max_epochs=4,
+        # no LoggerHook: its candidate for the last finite checkpoint would keep epoch_1 too
+        default_hooks={"logger": None, "checkpoint": {"type": "CheckpointHook", **checkpoint}},
+        scores=[0.5, 0.6, 0.7, 0.8],
+        custom_hooks=[FullDiskFor(failing, monkeypatch)],
+    )
+    work = runner.work_dir
+    message = (
+        f"writing the checkpoint {os.path.join(work, failing)} failed: "
+        r"\[Errno 28\] No space left on device; nothing older was removed, and "
+        + (f"last_checkpoint still names {os.path.join(work, named)}" if named else "no last_")
+    )
+    with pytest.raises(OSError, match=message):
+        runner.train()
+    assert runner.iter == 12  # stopped at the end of epoch 3, where the next save came
+    assert sorted(name for name in os.listdir(work) if name.endswith(".pth")) == left
+    assert [name for name in os.listdir(work) if name.startswith(".")] == [LOCK_FILE]
+    pointer = Path(work, "last_checkpoint")
+    assert not named or pointer.read_text() == os.path.join(work, named)

@@ -75,7 +75,10 @@ def train_and_check(out_dir):
         preempted.train()
         outcome[f"{name}/stopped"] = (preempted_by(preempted), preempted.iter)
         dist.barrier()
-        outcome[f"{name}/checkpoint"] = find_latest_checkpoint(cfg.work_dir)
+        saved = outcome[f"{name}/checkpoint"] = find_latest_checkpoint(cfg.work_dir)
+        # what it is now: the resumed run's periodic checkpoints rotate it out
+        outcome[f"{name}/saved"] = sorted(os.listdir(saved)) if os.path.isdir(saved) else None
+        outcome[f"{name}/saved_file"] = os.path.isfile(saved)
 
         resumed = Runner.from_cfg(digits_cfg(cfg.work_dir, strategy, resume=True))
         resumed.train()
@@ -117,10 +120,10 @@ def test_ddp_saves_one_full_file_and_fsdp_a_folder_of_shards(outcomes):
     assert ranks[0]["fsdp_sharded/wrapper"] == "FullyShardedModel"
     ddp_checkpoint = Path(ranks[0]["ddp/checkpoint"])
     assert ddp_checkpoint == out_dir / "ddp/preempted" / f"iter_{SIGNALLED_AT + 1}.pth"
-    assert ddp_checkpoint.is_file()
+    assert ranks[0]["ddp/saved_file"]
     sharded = Path(ranks[0]["fsdp_sharded/checkpoint"])
-    assert sharded.name == f"iter_{SIGNALLED_AT + 1}.pth" and sharded.is_dir()
-    assert (sharded / ".metadata").is_file() and (sharded / "extra.pth").is_file()
+    assert sharded.name == f"iter_{SIGNALLED_AT + 1}.pth"
+    assert {".metadata", "extra.pth"} <= set(ranks[0]["fsdp_sharded/saved"])
     assert not list(sharded.parent.glob("*.partial"))
 
 

@@ -31,6 +31,9 @@ class FakeMessageHub:
     def get_info(self, key, default=None):
         return self.runtime_info.get(key, default)
 
+    def pop_info(self, key, default=None):
+        return self.runtime_info.pop(key, default)
+
 
 class RecordingLogger:
     def __init__(self):

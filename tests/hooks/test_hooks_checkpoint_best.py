@@ -7,6 +7,7 @@ iteration, across a resume, and which one ``tools/test.py CONFIG best`` takes.""
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -268,3 +269,73 @@ def test_max_keep_best_without_save_best_is_an_error():
     with pytest.raises(ValueError, match="CheckpointHook: max_keep_best=3 .* save_best is not set"):
         CheckpointHook(interval=1, max_keep_best=3)
     CheckpointHook(interval=1, max_keep_best=1)  # the default: nothing to complain about
+
+
+def log_text(runner) -> str:
+    with open(os.path.join(runner.log_dir, f"{runner.timestamp}.log")) as file:
+        return file.read()
+
+
+def first_three_epochs(make_runner, work_dir: str):
+    """A run keeping the 2 best of 0.5, 0.7, 0.6: best_..._epoch_2 and best_..._epoch_3."""
+    first = make_runner(
+        {"interval": 1, "save_best": "scripted/score", "rule": "greater", "max_keep_best": 2},
+        max_epochs=3,
+        scores=[0.5, 0.7, 0.6],
+        work_dir=work_dir,
+    )
+    first.train()
+    assert best_files(work_dir) == [
+        "best_scripted_score_epoch_2.pth",
+        "best_scripted_score_epoch_3.pth",
+    ]
+    return first
+
+
+def test_a_copied_work_dir_prunes_its_own_best_files_and_leaves_the_original_alone(
+    make_runner, tmp_path
+):
+    original, copy = str(tmp_path / "original"), str(tmp_path / "copy")
+    first_three_epochs(make_runner, original)
+    shutil.copytree(original, copy)
+    resumed = make_runner(
+        {"interval": 1, "save_best": "scripted/score", "rule": "greater", "max_keep_best": 2},
+        max_epochs=5,
+        scores=[0.9, 0.8],  # each pushes out one of the copied best files
+        work_dir=copy,
+        resume=True,
+    )
+    resumed.train()
+    assert best_files(original) == [
+        "best_scripted_score_epoch_2.pth",
+        "best_scripted_score_epoch_3.pth",
+    ]
+    assert best_files(copy) == [
+        "best_scripted_score_epoch_4.pth",
+        "best_scripted_score_epoch_5.pth",
+    ]
+    listed = resumed.message_hub.get_info("best_ckpts")
+    assert {os.path.dirname(path) for _, path in listed} == {copy}
+
+
+def test_a_run_resumed_into_another_work_dir_removes_no_file_of_the_first(make_runner, tmp_path):
+    original, other = str(tmp_path / "original"), str(tmp_path / "other")
+    first_three_epochs(make_runner, original)
+    resumed = make_runner(
+        {"interval": 1, "save_best": "scripted/score", "rule": "greater"},  # k=1 from now on
+        max_epochs=5,
+        scores=[0.65, 0.9],
+        work_dir=other,
+        resume=os.path.join(original, "epoch_3.pth"),
+    )
+    resumed.train()
+    assert best_files(original) == [
+        "best_scripted_score_epoch_2.pth",
+        "best_scripted_score_epoch_3.pth",
+    ]
+    # the first run's 0.7 still ranks: 0.65 is no new best, 0.9 is
+    assert best_files(other) == ["best_scripted_score_epoch_5.pth"]
+    assert (
+        f"the best checkpoints the resumed run recorded lie in {original}, not in {other}; "
+        "they are left alone"
+    ) in log_text(resumed)

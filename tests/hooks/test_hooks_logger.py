@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from runnerx.hooks import LoggerHook
+from runnerx.fileio import wait_for_pending_writes
+from runnerx.hooks import Hook, LoggerHook
 from tests.hooks.test_hooks_with_runner import Line, make_runner
 
 
@@ -213,3 +214,61 @@ def test_max_keep_ckpts_keeps_the_last_checkpoint_saved_before_the_loss_turned_n
         f"; {kept}, the last checkpoint saved while the logged losses were finite, is kept" in text
     )
     assert f"Kept {kept} beyond max_keep_ckpts" in text
+
+
+class SettleWrites(Hook):
+    """Lets the writer thread finish (removals included) before each iteration, as it does
+    when iterations take longer than a file's fsync: the order of events is then fixed."""
+
+    def before_train_iter(self, runner, batch_idx, data_batch=None):
+        wait_for_pending_writes()
+
+
+def diverging_by_iteration(tmp_path, at, max_iters=12, **kwargs):
+    """Checkpoints every 2 iterations, max_keep_ckpts=1, a log every 2; NaN from step ``at``."""
+    return make_runner(
+        tmp_path,
+        custom_hooks=[SettleWrites()],
+        model=DivergingLine(at),
+        train_cfg=dict(by_epoch=False, max_iters=max_iters),
+        default_hooks=dict(
+            checkpoint=dict(type="CheckpointHook", by_epoch=False, interval=2, max_keep_ckpts=1),
+            logger=dict(type="LoggerHook", interval=2),
+        ),
+        **kwargs,
+    )
+
+
+def divergence_warning(runner) -> str:
+    with open(os.path.join(runner.log_dir, f"{runner.timestamp}.log")) as file:
+        (line,) = [line for line in file if "training has diverged" in line]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("at", "left"), [(7, ["iter_12.pth", "iter_4.pth"]), (100, ["iter_12.pth"])]
+)
+def test_max_keep_ckpts_1_keeps_the_checkpoint_the_warning_names(tmp_path, at, left):
+    # the log at iteration 6 is finite: iter_4.pth (saved before it) is the candidate, kept
+    # beyond max_keep_ckpts as iter_6.pth is saved; the log at 8 holds step 7's NaN loss
+    runner = diverging_by_iteration(tmp_path, at)
+    runner.train()
+    assert sorted(name for name in os.listdir(tmp_path) if name.endswith(".pth")) == left
+    if at == 100:  # no divergence: at the end the candidate goes, as max_keep_ckpts says
+        return
+    kept = os.path.join(tmp_path, "iter_4.pth")
+    assert runner.message_hub.get_info("last_finite_ckpt") == kept
+    assert f"; {kept}, the last checkpoint saved while the logged losses were finite, is kept" in (
+        divergence_warning(runner)
+    )
+
+
+def test_a_resumed_diverged_run_names_the_recorded_finite_checkpoint_not_its_own(tmp_path):
+    diverging_by_iteration(tmp_path, 7).train()
+    resumed = diverging_by_iteration(tmp_path, 100, max_iters=16, resume=True)  # NaN weights
+    resumed.train()
+    kept = os.path.join(tmp_path, "iter_4.pth")
+    assert f"; {kept}, the last checkpoint saved while the logged losses were finite" in (
+        divergence_warning(resumed)
+    )
+    assert os.path.isfile(kept)

@@ -19,6 +19,8 @@ from runnerx import HOOKS, Config
 from runnerx.checkpoint.runner_state import find_latest_checkpoint
 from runnerx.hooks import PREEMPTED_EXIT_CODE, Hook, PreemptionHook, preempted_by
 from runnerx.runner import Runner
+from tests.checkpoint.conftest import TinyNet
+from tests.checkpoint.tiny_data import loader
 
 ROOT = Path(__file__).parents[2]
 
@@ -143,6 +145,16 @@ def test_max_time_counts_the_runs_a_resume_continues_as_lightning_does(tmp_path)
     finished.train()
     assert preempted_by(finished) is None and finished.iter == 46
     assert train_time(os.path.join(cfg.work_dir, "epoch_2.pth")) > second
+
+    # load_from starts a new run: its max_time counts from zero, not from the old run's time
+    fresh = digits_cfg(tmp_path / "fresh", load_from=os.path.join(cfg.work_dir, "epoch_2.pth"))
+    fresh.default_hooks.preemption = dict(max_time=3600)
+    fresh.train_cfg.max_epochs = 1
+    Runner.from_cfg(fresh).train()
+    assert (
+        "the runs this one resumes from"
+        not in max((tmp_path / "fresh").glob("*/*.log")).read_text()
+    )
 
 
 def test_every_checkpoint_records_the_training_time_so_far(tmp_path):
@@ -307,3 +319,30 @@ print('still alive')
     done = run_in_repo([sys.executable, "-c", script], timeout=60)
     assert done.stdout.split() == ["noted", str(int(signal.SIGTERM))]
     assert done.returncode == -signal.SIGTERM
+
+
+def test_the_checkpoint_of_a_stop_is_rotated_out_by_the_periodic_ones(tmp_path):
+    def tiny(**kwargs):
+        checkpoint = dict(type="CheckpointHook", interval=1, max_keep_ckpts=1)
+        return Runner(
+            model=TinyNet(),
+            work_dir=str(tmp_path),
+            train_dataloader=loader(shuffle=True),
+            train_cfg=dict(by_epoch=True, max_epochs=3),
+            optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.1)),
+            default_hooks=dict(checkpoint=checkpoint),
+            **kwargs,
+        )
+
+    stopped = tiny(custom_hooks=[SignalSelfAtIter(6, "SIGTERM")])  # in epoch 2 (4 iterations)
+    stopped.train()
+    stop_file = os.path.join(tmp_path, "iter_6.pth")
+    assert find_latest_checkpoint(str(tmp_path)) == stop_file
+    assert stopped.message_hub.get_info("last_ckpt") == stop_file  # LoggerHook's finite one
+    assert sorted(p.name for p in tmp_path.glob("*.pth")) == ["epoch_1.pth", "iter_6.pth"]
+    resumed = tiny(resume=True)
+    resumed.train()
+    assert sorted(p.name for p in tmp_path.glob("*.pth")) == ["epoch_3.pth"]
+    assert f"Removed the checkpoint {stop_file} (max_keep_ckpts)" in (
+        next(tmp_path.glob(f"{resumed.timestamp}/*.log")).read_text()
+    )

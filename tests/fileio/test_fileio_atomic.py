@@ -1,0 +1,87 @@
+"""Background writes (``atomic_write(background=True)``) and the actions queued behind them:
+once a write fails, nothing queued after it runs, the failure is there to ask for at once, and
+waiting raises it (then forgets it)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+
+import pytest
+
+from runnerx.fileio import after_pending_writes, atomic_write, failed_write, wait_for_pending_writes
+
+
+class HeldDisk:
+    """``os.replace`` on the writer thread: it waits until ``release()`` (so that all the test
+    queues is queued behind the first write), and fails as on a full disk for ``full`` names."""
+
+    def __init__(self, full: set[str]) -> None:
+        self.full = full
+        self.gate = threading.Event()
+        self.real = os.replace
+
+    def replace(self, src, dst, *args, **kwargs):
+        self.gate.wait(10)
+        if os.path.basename(dst) in self.full:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return self.real(src, dst, *args, **kwargs)
+
+    def release(self) -> None:
+        self.gate.set()
+        wait_for_pending_writes(raise_errors=False)
+
+
+@pytest.fixture
+def disk(monkeypatch):
+    held = HeldDisk({"b.pth"})
+    monkeypatch.setattr(os, "replace", held.replace)
+    yield held
+    held.gate.set()
+    try:  # leave no failure behind for the next test
+        wait_for_pending_writes()
+    except OSError:
+        pass
+
+
+def write(path, text):
+    with atomic_write(path, background=True) as file:
+        file.write(text)
+
+
+def test_actions_queued_after_a_failed_write_do_not_run(tmp_path, disk):
+    done = []
+    write(tmp_path / "a.pth", "a")
+    after_pending_writes(lambda: done.append("after a"))
+    write(tmp_path / "b.pth", "b")  # the disk is full
+    after_pending_writes(lambda: done.append("after b"))
+    write(tmp_path / "c.pth", "c")  # a write still runs: it leaves the whole file or none
+    after_pending_writes(lambda: done.append("after c"))
+    disk.release()
+    path, error = failed_write()
+    assert path == str(tmp_path / "b.pth") and error.errno == errno.ENOSPC
+    after_pending_writes(lambda: done.append("now"))  # nothing pending: still not run
+    assert done == ["after a"]
+    assert sorted(os.listdir(tmp_path)) == ["a.pth", "c.pth"]  # no temporary file left
+    with pytest.raises(OSError, match="No space left on device"):
+        wait_for_pending_writes()
+    assert failed_write() is None  # raised once, then forgotten: the next run starts clean
+    after_pending_writes(lambda: done.append("next run"))
+    assert done == ["after a", "next run"]
+
+
+def test_a_failed_independent_action_lets_the_later_ones_run(tmp_path, disk):
+    done = []
+
+    def upload():
+        raise ConnectionError("the store is down")
+
+    write(tmp_path / "a.pth", "a")
+    after_pending_writes(upload, independent=True)
+    after_pending_writes(lambda: done.append("remove older"))
+    disk.release()
+    assert failed_write() is None
+    assert done == ["remove older"]
+    with pytest.raises(ConnectionError):  # still raised when the run waits at its end
+        wait_for_pending_writes()
