@@ -71,14 +71,14 @@ def apply_train_args(cfg: Config, args: argparse.Namespace) -> Config:
 
 def _checkpoint_to_resume(checkpoint: str, work_dir: str) -> str:
     """``--resume PATH``'s checkpoint: PATH, or for ``last`` (when no file has that name) the
-    one the work dir's ``last_checkpoint`` names, as tools/test.py takes it."""
+    one the work dir's ``last_checkpoint`` names, as tools/test.py takes it (when there is
+    none, the error names the newest best checkpoint, if any, to resume from instead)."""
+    if checkpoint != "last":
+        return checkpoint
     try:
-        return checkpoint_to_test(checkpoint, work_dir) if checkpoint == "last" else checkpoint
+        return checkpoint_to_test(checkpoint, work_dir, resuming=True)
     except FileNotFoundError as error:
-        raise SystemExit(
-            f"tools/train.py --resume {error} (--resume with no value starts afresh when "
-            "there is no checkpoint yet)"
-        ) from None
+        raise SystemExit(f"tools/train.py --resume {error}") from None
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -28,6 +28,7 @@ from runnerx.parallel import (
 from runnerx.runner.environment import capture_rng_state, restore_rng_state
 from runnerx.version import __version__
 
+from .diverged_weights import warn_if_diverged
 from .io import load_checkpoint, load_model_weights, save_checkpoint
 from .loader import CheckpointLoader
 from .mmengine_compat import convert_mmengine_message_hub
@@ -146,6 +147,7 @@ def resume_runner(
             if mismatch is None:
                 raise
             raise RuntimeError(mismatch) from error
+    warn_if_diverged(runner, path, checkpoint, resuming=True)
     meta = checkpoint.get("meta", {})
     if "dataset_meta" in meta and meta["dataset_meta"] != _dataset_meta(runner):
         runner.logger.warning(
@@ -191,13 +193,19 @@ def resume_runner(
 
 
 def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) -> dict:
-    """Load model weights only (``load_from``) and log which keys did not match."""
+    """Load model weights only (``load_from``), after the hooks' ``after_load_checkpoint``
+    (MMEngine's order), and log which keys did not match and whether the weights are NaN."""
     if os.path.isdir(path):  # a sharded checkpoint: every rank loads its part, all keys
         checkpoint = load_sharded_checkpoint(path, runner.model)
+        runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
         runner.logger.info(f"loaded weights from the sharded checkpoint {path}")
+        warn_if_diverged(runner, path, checkpoint, resuming=False)
         return checkpoint
     # a path, an http(s) URL or a store's name; unsafe only for a run that opted in
     checkpoint = CheckpointLoader.load_checkpoint(path, unsafe_load=runner.unsafe_load)
+    # as in MMEngine, hooks see the checkpoint before the weights are taken from it (EMAHook
+    # starts its average from them)
+    runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
     target = _weights_target(runner.unwrapped_model)
     missing, unexpected = load_model_weights(target, checkpoint, strict, revise_keys)
     expected = len(target.state_dict())
@@ -213,6 +221,7 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
         runner.logger.warning(f"missing keys in the checkpoint {path}: {', '.join(missing)}")
     if unexpected:
         runner.logger.warning(f"unexpected keys in the checkpoint {path}: {', '.join(unexpected)}")
+    warn_if_diverged(runner, path, checkpoint, resuming=False)
     return checkpoint
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from runnerx.checkpoint.io import load_model_weights
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS, MODELS
 
@@ -123,7 +124,10 @@ class EMAHook(Hook):
         self._swap_state_dicts(checkpoint)
 
     def after_load_checkpoint(self, runner: Any, checkpoint: dict) -> None:
-        """Restore the average: from ``ema_state_dict`` when resuming, else from the weights."""
+        """Restore the average: from ``ema_state_dict`` when resuming, else (``load_from``,
+        ``tools/test.py``) from the weights the model is about to load, as MMEngine does:
+        its ``state_dict`` (or the whole dict, a bare state dict) with ``module.`` dropped;
+        without ``strict_load``, keys and shapes the model lacks are skipped."""
         resuming = bool(getattr(runner, "_resume", False))
         if resuming and "ema_state_dict" in checkpoint:
             self._swap_state_dicts(checkpoint)  # the model then loads its training weights
@@ -134,7 +138,9 @@ class EMAHook(Hook):
                 "EMAHook: the checkpoint has no 'ema_state_dict'; the average starts from its "
                 "'state_dict'"
             )
-        self.ema_model.module.load_state_dict(checkpoint["state_dict"], strict=self.strict_load)
+        elif not hasattr(self, "ema_model"):
+            return  # loaded before before_run, which builds the average from the loaded model
+        load_model_weights(self.ema_model.module, checkpoint, strict=self.strict_load)
 
     def _swap_parameters(self) -> None:
         """Exchange the values of the model's and the average's tensors, in place."""

@@ -185,13 +185,14 @@ def _exit_after_failure(print_traceback: bool = True) -> NoReturn:
         os._exit(1)
 
 
-def checkpoint_to_test(checkpoint: str, work_dir: str) -> str:
+def checkpoint_to_test(checkpoint: str, work_dir: str, resuming: bool = False) -> str:
     """The checkpoint ``tools/test.py CONFIG CHECKPOINT`` loads: ``checkpoint`` as given, or,
     when it is ``last`` or ``best`` and no such file exists, the one the run in ``work_dir``
     saved last (what its ``last_checkpoint`` names) or its best (the one ``best_*.pth`` that
     ``CheckpointHook(save_best=...)`` keeps in the work dir, or beside the last checkpoint
     when a local ``out_dir`` holds them; of the several that ``max_keep_best`` keeps, the
-    best-scoring one); a FileNotFoundError says what is missing."""
+    best-scoring one); a FileNotFoundError says what is missing. ``resuming``: for
+    ``tools/train.py --resume``, whose advice differs."""
     if checkpoint not in ("last", "best") or os.path.exists(checkpoint):
         return checkpoint
     from runnerx.checkpoint.runner_state import find_latest_checkpoint
@@ -199,25 +200,14 @@ def checkpoint_to_test(checkpoint: str, work_dir: str) -> str:
     last = find_latest_checkpoint(work_dir)
     if checkpoint == "last":
         if last is None:
-            raise FileNotFoundError(
-                f"'last': {work_dir} has no last_checkpoint file (no run saved a checkpoint "
-                "there); give a checkpoint path, or --work-dir of the training run"
-            )
+            raise FileNotFoundError(_no_last_checkpoint(work_dir, resuming))
         return last
-    folders = list(dict.fromkeys([work_dir, *([os.path.dirname(last)] if last else [])]))
-    best = [
-        os.path.join(folder, name)
-        for folder in folders
-        if os.path.isdir(folder)
-        for name in sorted(os.listdir(folder))
-        if name.startswith("best_") and not name.endswith(".partial")  # a sharded one half done
-    ]
-    # a published copy beside its checkpoint is the same weights: not another candidate
-    best = [
-        path
-        for path in best
-        if _unpublished_name(path) == path or _unpublished_name(path) not in best
-    ]
+    # --work-dir may be relative and last_checkpoint's folder absolute: the same folder
+    distinct: dict[str, str] = {}
+    for folder in [work_dir, *([os.path.dirname(last)] if last else [])]:
+        distinct.setdefault(os.path.realpath(folder), folder)
+    folders = list(distinct.values())
+    best = best_checkpoints(folders)
     if len(best) > 1:  # max_keep_best > 1 keeps several: their records say which is best
         from runnerx.hooks.best_checkpoints import best_of_kept
 
@@ -230,6 +220,58 @@ def checkpoint_to_test(checkpoint: str, work_dir: str) -> str:
             f"by default_hooks.checkpoint.save_best), found {found}"
         )
     return best[0]
+
+
+def best_checkpoints(folders: list[str]) -> list[str]:
+    """The ``best_*`` checkpoints (files, or sharded checkpoints' folders) that
+    ``CheckpointHook(save_best=...)`` left in ``folders``, each once: neither a sharded one
+    still being written nor the published copy of another."""
+    found: dict[str, str] = {}
+    for folder in folders:
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if name.startswith("best_") and not name.endswith(".partial"):
+                path = os.path.join(folder, name)
+                found.setdefault(os.path.realpath(path), path)
+    best = list(found.values())
+    # a published copy beside its checkpoint is the same weights: not another candidate
+    return [
+        path
+        for path in best
+        if _unpublished_name(path) == path or _unpublished_name(path) not in best
+    ]
+
+
+def _no_last_checkpoint(work_dir: str, resuming: bool) -> str:
+    """Why ``last`` names nothing in ``work_dir``, and what to give instead: its newest best
+    checkpoint, when ``save_best`` saved some (a run stopped before its first periodic
+    checkpoint). Such a checkpoint resumes at its data position, but without the optimizer
+    and parameter scheduler state, which ``save_best`` leaves out."""
+    best = best_checkpoints([work_dir])
+    if not best:
+        return (
+            f"'last': {work_dir} has no last_checkpoint file (no run saved a checkpoint there); "
+            "give a checkpoint path, or --work-dir of the training run"
+            + (
+                " (--resume with no value starts afresh when there is no checkpoint yet)"
+                if resuming
+                else ""
+            )
+        )
+    newest = max(best, key=os.path.getmtime)
+    if resuming:
+        use = (
+            f"resume from it with --resume {newest}: training goes on from its iteration and "
+            "data position, but the optimizer and parameter schedulers start over (save_best "
+            "saves without their state)"
+        )
+    else:
+        use = f"test it with tools/test.py CONFIG {newest}, or give 'best' for the best-scoring one"
+    return (
+        f"'last': {work_dir} has no last_checkpoint file (its run saved only best checkpoints, "
+        f"save_best); the newest is {newest}: {use}"
+    )
 
 
 def _unpublished_name(path: str) -> str:

@@ -184,3 +184,26 @@ def test_bad_arguments_are_named(kwargs, message):
 def test_a_begin_after_the_end_of_training_is_an_error(ema_runner):
     with pytest.raises(ValueError, match=r"begin_epoch=5 is after the last epoch \(max_epochs=3\)"):
         start(ema_runner, begin_epoch=5)
+
+
+def test_loading_a_bare_state_dict_of_another_head_starts_the_average_from_what_fits(
+    ema_runner, model
+):
+    # load_from a DDP run's saved state_dict, fine-tuned with a new head (as MMEngine allows)
+    hook = start(ema_runner)
+    checkpoint = {f"module.{k}": torch.full_like(v, 7.0) for k, v in model.state_dict().items()}
+    checkpoint["module.2.weight"] = torch.zeros(5, 4)  # a head of 5 classes, the model's has 2
+    hook.after_load_checkpoint(ema_runner, checkpoint)
+    averaged = hook.ema_model.module
+    assert torch.all(averaged[0].weight == 7.0) and torch.all(averaged[2].bias == 7.0)
+    assert torch.all(averaged[2].weight == 1.0)  # skipped: the model's own value stays
+
+
+def test_a_load_before_before_run_is_left_to_before_run(ema_runner, model):
+    # runner.load_checkpoint(...) right after building the Runner: before_run then builds the
+    # average from the loaded model
+    hook = EMAHook(ema_type=TinyEMA)
+    hook.after_load_checkpoint(ema_runner, {"state_dict": model.state_dict()})
+    fill(model, 7.0)
+    hook.before_run(ema_runner)
+    assert same(values(hook.ema_model.module), 7.0)

@@ -4,6 +4,7 @@ checkpoint to resume from, and the console shows the traceback once; ``--resume 
 resumes the work dir's last checkpoint; swapped CONFIG CHECKPOINT are named as such."""
 
 import importlib.util
+import json
 import os
 import signal
 import sys
@@ -11,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
 ROOT = Path(__file__).parents[2]
 
@@ -144,3 +146,90 @@ def test_test_py_names_swapped_arguments(capsys, checkpoint):
         "error: the arguments are CONFIG CHECKPOINT; they look swapped: try tools/test.py "
         f"configs/digits_convnet.py {checkpoint}\n"
     )
+
+
+@pytest.fixture(scope="module")
+def best_run(tmp_path_factory):
+    """A function ``(keep, periodic=True)``: the work dir of the digits example trained one
+    epoch by tools/train.py, validating mid-epoch and at its end, CheckpointHook keeping the
+    ``keep`` best checkpoints; ``periodic=False``: no epoch checkpoint either (a work dir as a
+    run stopped before its first periodic checkpoint leaves it: best checkpoints only)."""
+    folder = tmp_path_factory.mktemp("best")
+    (folder / "one_epoch.py").write_text(
+        f"_base_ = {str(ROOT / 'configs/digits_convnet.py')!r}\n"
+        "train_cfg = dict(max_epochs=1, val_check_interval=0.5)\nparam_scheduler = None\n"
+        "default_hooks = dict(checkpoint=dict(save_best='accuracy/top1'))\n"
+    )
+    runs = set()
+
+    def run(keep: int, periodic: bool = True) -> Path:
+        work = folder / f"work_{keep}_{periodic}"
+        if work not in runs:
+            options = [f"default_hooks.checkpoint.max_keep_best={keep}"]
+            if not periodic:
+                options += [
+                    "default_hooks.checkpoint.interval=2",
+                    "default_hooks.checkpoint.save_last=False",
+                ]
+            args = [str(folder / "one_epoch.py"), "--work-dir", str(work), "--cfg-options"]
+            load_tool("train").main([*args, *options])
+            runs.add(work)
+        return work
+
+    return run
+
+
+def validation_scores(work: Path) -> list[float]:
+    """The validation scores the (one) training run in ``work`` logged."""
+    (log_dir,) = [path for path in work.iterdir() if path.is_dir()]
+    lines = (log_dir / "vis_data" / "scalars.json").read_text().splitlines()
+    return [row["accuracy/top1"] for row in map(json.loads, lines) if "accuracy/top1" in row]
+
+
+@pytest.mark.parametrize("keep", [1, 2])
+def test_best_with_a_relative_work_dir_finds_each_best_checkpoint_once(best_run, keep, monkeypatch):
+    from runnerx.runner.cli import checkpoint_to_test
+
+    work = best_run(keep)
+    assert Path((work / "last_checkpoint").read_text()).is_absolute()  # as MMEngine writes it
+    kept = sorted(path.name for path in work.glob("best_*.pth"))
+    assert len(kept) == keep
+    monkeypatch.chdir(work.parent)
+    chosen = checkpoint_to_test("best", work.name)  # --work-dir relative to the current dir
+    assert Path(chosen).parent == Path(work.name) and Path(chosen).name in kept
+    best_score, config = max(validation_scores(work)), str(work.parent / "one_epoch.py")
+    metrics = load_tool("test").main([config, "best", "--work-dir", work.name])
+    assert metrics["accuracy/top1"] == pytest.approx(best_score)
+
+
+def test_last_without_a_periodic_checkpoint_names_the_newest_best_one(best_run, tmp_path):
+    work = best_run(2, periodic=False)
+    assert not (work / "last_checkpoint").exists()
+    kept = sorted(work.glob("best_*.pth"), key=lambda path: path.stat().st_mtime)
+    assert len(kept) == 2
+    newest, config = kept[-1], str(work.parent / "one_epoch.py")
+    with pytest.raises(SystemExit) as error:
+        load_tool("test").main([config, "last", "--work-dir", str(work)])
+    assert str(error.value) == (
+        f"tools/test.py: 'last': {work} has no last_checkpoint file (its run saved only best "
+        f"checkpoints, save_best); the newest is {newest}: test it with tools/test.py CONFIG "
+        f"{newest}, or give 'best' for the best-scoring one"
+    )
+    train = load_tool("train")
+    with pytest.raises(SystemExit) as error:
+        train.main([config, "--resume", "last", "--work-dir", str(work)])
+    assert str(error.value) == (
+        f"tools/train.py --resume 'last': {work} has no last_checkpoint file (its run saved "
+        f"only best checkpoints, save_best); the newest is {newest}: resume from it with "
+        f"--resume {newest}: training goes on from its iteration and data position, but the "
+        "optimizer and parameter schedulers start over (save_best saves without their state)"
+    )
+    # the advice works (a second epoch to train), and the resume says what it lacks
+    resumed = tmp_path / "resumed"
+    options = ["--work-dir", str(resumed), "--cfg-options", "train_cfg.max_epochs=2"]
+    train.main([config, "--resume", str(newest), *options])
+    log = the_log(resumed)
+    meta = torch.load(newest, weights_only=True)["meta"]
+    assert f"resumed from {newest} at epoch {meta['epoch']}, iter {meta['iter']}\n" in log
+    assert f"resume: {newest} has no optimizer state" in log
+    assert (resumed / "epoch_2.pth").exists()
