@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -9,6 +10,9 @@ from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import RULES, check_rule, infer_rule
 from runnerx.registry import HOOKS
 from runnerx.suggest import close_matches
+
+#: The checkpoint entry that holds the hooks' state, by monitor (MMEngine ignores it)
+CHECKPOINT_KEY = "early_stopping"
 
 
 @HOOKS.register_module()
@@ -21,6 +25,14 @@ class EarlyStoppingHook(Hook):
 
     ``rule`` ('greater' or 'less') is inferred from the metric name when left out. A metric
     missing from the results is a warning, or an error with ``strict=True``.
+
+    Unlike MMEngine's (which starts afresh on resume, so that a resumed run stops at
+    another validation than the unbroken one), the hook keeps ``wait_count``,
+    ``best_score`` and where it stopped training in checkpoints, under ``'early_stopping'``
+    (by monitor), and a resumed run takes them back (as Lightning's EarlyStopping does), so
+    that it stops where the unbroken run did. Resuming a run it had stopped logs where and
+    why, and stops again before training unless ``patience`` was raised above the saved
+    wait count.
     """
 
     priority = "LOWEST"
@@ -49,6 +61,9 @@ class EarlyStoppingHook(Hook):
         self.stopping_threshold = stopping_threshold
         self.wait_count = 0
         self.best_score = -math.inf if self.rule == "greater" else math.inf
+        self._stopped: dict | None = None  # where and why this hook stopped training
+        self._seen_before_val: int | None = None  # see before_save_checkpoint
+        self._stop_on_resume = False
 
     def before_train(self, runner: Any) -> None:
         """Check that the train loop can be stopped (MMEngine asserts it in ``before_run``;
@@ -61,9 +76,12 @@ class EarlyStoppingHook(Hook):
                 "'stop_training = False' attribute that ends training once it is True (the "
                 "built-in train loops have one), or remove the hook from custom_hooks"
             )
+        if self._stop_on_resume:
+            loop.stop_training = True
 
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Compare the monitored metric with the best so far and stop training if it is time."""
+        self._seen_before_val = None  # checkpoints saved from now on have this validation
         metrics = metrics or {}
         if self.monitor not in metrics:
             self._report_missing(runner, metrics)
@@ -72,6 +90,74 @@ class EarlyStoppingHook(Hook):
         if reason is not None:
             runner.train_loop.stop_training = True
             runner.logger.info(f"Early stopping: {reason}")
+            self._stopped = self._where(runner, reason)
+
+    def before_val_epoch(self, runner: Any) -> None:
+        """Note how many values of the monitor the message hub holds (see
+        :meth:`before_save_checkpoint`)."""
+        self._seen_before_val = _hub_count(runner, self.monitor)
+
+    def before_save_checkpoint(self, runner: Any, checkpoint: dict) -> None:
+        """Save the state under ``checkpoint['early_stopping'][monitor]``.
+
+        A checkpoint saved inside a validation (a new best, a periodic one saved again) is
+        written before this LOWEST hook sees the metrics: it gets the state after them, from
+        the value RuntimeInfoHook put in the message hub, so that resuming it (which does
+        not validate again) is exact."""
+        hook = self
+        value = _hub_value(runner, self.monitor, self._seen_before_val)
+        if value is not None:
+            hook = copy.copy(self)
+            reason = hook._stop_reason(value)
+            if reason is not None:
+                hook._stopped = hook._where(runner, reason)
+        checkpoint.setdefault(CHECKPOINT_KEY, {})[self.monitor] = {
+            "rule": hook.rule,
+            "wait_count": hook.wait_count,
+            "best_score": hook.best_score,
+            "stopped": hook._stopped,
+        }
+
+    def after_load_checkpoint(self, runner: Any, checkpoint: dict) -> None:
+        """On resume, take the saved state back (a checkpoint without it, MMEngine's or
+        ``load_from``'s, leaves the hook fresh). When that run had been stopped, say where
+        and why, and stop again before training while its wait count still reaches
+        ``patience`` (a resume of the checkpoint saved before the stopping validation
+        validates again and stops there too)."""
+        state = (checkpoint.get(CHECKPOINT_KEY) or {}).get(self.monitor)
+        if not getattr(runner, "_resume", False) or not isinstance(state, dict):
+            return
+        if state.get("rule") != self.rule:
+            runner.logger.warning(
+                f"EarlyStoppingHook: the checkpoint compared {self.monitor} with rule "
+                f"{state.get('rule')!r}, this run with {self.rule!r}; patience starts afresh"
+            )
+            return
+        self.wait_count = int(state["wait_count"])
+        self.best_score = float(state["best_score"])
+        stopped = state.get("stopped")
+        if not stopped:
+            return
+        self._stop_on_resume = self.wait_count >= self.patience
+        then = (
+            "stops it again before training: raise patience to train on"
+            if self._stop_on_resume
+            else "lets training go on"
+        )
+        runner.logger.warning(
+            f"EarlyStoppingHook: the run resumed from was stopped early {stopped['where']}: "
+            f"{stopped['reason']} Its saved state (best {self.monitor} {self.best_score:.4f}, "
+            f"{self.wait_count} validation(s) without improvement) with patience="
+            f"{self.patience} {then}."
+        )
+
+    @staticmethod
+    def _where(runner: Any, reason: str) -> dict:
+        """Where training stopped: the iterations done and, epoch-based, the epoch."""
+        mid_epoch = getattr(runner.train_loop, "validating_mid_epoch", False) is True
+        epoch = runner.epoch + mid_epoch
+        where = f"after iteration {runner.iter}" + (f" (epoch {epoch})" if epoch else "")
+        return {"epoch": epoch, "iter": runner.iter, "where": where, "reason": reason}
 
     def _stop_reason(self, score: float) -> str | None:
         """Why training should stop after ``score``, or None to go on (updating the state)."""
@@ -107,3 +193,16 @@ class EarlyStoppingHook(Hook):
         if self.strict:
             raise RuntimeError(message)
         runner.logger.warning(message + " Early stopping is skipped for this validation.")
+
+
+def _hub_count(runner: Any, monitor: str) -> int:
+    buffer = runner.message_hub.log_scalars.get(f"val/{monitor}")
+    return 0 if buffer is None else buffer.count
+
+
+def _hub_value(runner: Any, monitor: str, count_before: int | None) -> float | None:
+    """The monitor's value of the validation in progress, once RuntimeInfoHook recorded it
+    (the hub has more values than before it began), else None."""
+    if count_before is None or _hub_count(runner, monitor) <= count_before:
+        return None
+    return float(runner.message_hub.get_scalar(f"val/{monitor}").current())

@@ -7,6 +7,10 @@
     Iter(train) [  10/1000]  lr: 1.0000e-02  eta: 0:01:40  time: 0.1002  data_time: 0.0011  ...
     Epoch(val) [1][ 5/16]  eta: 0:00:01  time: 0.0100  data_time: 0.0010
     Epoch(val) [1][16/16]    accuracy/top1: 96.2000  data_time: 0.0010  time: 0.0100
+    Epoch(val) [2][16/16] (mid-epoch, iter 29)    accuracy/top1: 96.8000  ...
+
+The last form is a validation part-way through training epoch 2 (``val_check_interval``),
+after 29 iterations; epoch ends keep MMEngine's lines.
 
 LoggerHook calls it on logging iterations only (reading the hub may wait for the device).
 In a distributed run, every rank calls it, and the training losses it shows are averaged over
@@ -118,6 +122,8 @@ class LogProcessor:
             header = f"Epoch(test) [{length}/{length}]"
         else:
             header = f"Iter({mode}) [{length}/{length}]"
+        if mode == "val":
+            header += _mid_epoch_note(runner)
         hub = runner.message_hub
         scalars = self._collect_scalars(hub, mode, epoch_length=length)
         custom_sources = {log.data_src for log in self._custom_logs}
@@ -192,14 +198,19 @@ class LogProcessor:
             # right-align the epoch so that the lines of epochs 9 and 10 line up
             width = len(str(max_epochs)) + 3 if max_epochs else 0
             header = f"Epoch({mode}){f' [{epoch}]'.rjust(width)}{position}"
+        if mode == "val":
+            header += _mid_epoch_note(runner)
         tag["iter"] = runner.iter + 1 if max_epochs else 0
         return header
 
     @staticmethod
     def _epoch(runner: Any, mode: str) -> int:
         """The 1-based epoch a train line is in; for val, the epochs trained so far
-        (validation runs after ``runner.epoch`` was counted up)."""
-        return runner.epoch + 1 if mode == "train" else runner.epoch
+        (validation runs after ``runner.epoch`` was counted up), or the epoch in progress
+        for a validation part-way through it."""
+        if mode == "train":
+            return runner.epoch + 1
+        return runner.epoch + 1 if _mid_epoch_note(runner) else runner.epoch
 
     @staticmethod
     def _eta_seconds(runner: Any, batch_idx: int, mode: str) -> float:
@@ -240,6 +251,16 @@ def _check_mode(mode: str, allowed: tuple[str, ...]) -> None:
 def _aligned(current: int, total: int) -> str:
     """``' 5/16'``: the count right-aligned to the width of the total."""
     return f"{str(current).rjust(len(str(total)))}/{total}"
+
+
+def _mid_epoch_note(runner: Any) -> str:
+    """``' (mid-epoch, iter 29)'`` while the training loop validates part-way through an
+    epoch (``train_cfg.val_check_interval``), else ``''``. Asks only a training loop that was
+    built: a validation-only run has none (``runner.train_loop`` would build one)."""
+    loop = getattr(runner, "_train_loop", None)
+    if getattr(loop, "validating_mid_epoch", False) is True:
+        return f" (mid-epoch, iter {runner.iter})"
+    return ""
 
 
 def _dataloader_length(runner: Any, mode: str) -> int:

@@ -112,14 +112,19 @@ class MidEpochValidation:
 
     def _catch_up_validation(self, done: int, total: int) -> None:
         """After a resume, also run the mid-epoch validation that the checkpoint was saved
-        before (at the end of the iteration it follows)."""
+        before (at the end of the iteration it follows). A checkpoint of an epoch that a hook
+        ended in a mid-epoch validation (EarlyStoppingHook) needs none: that validation was
+        the epoch's last, and the unbroken run did not validate the epoch again."""
         resumed = self._catch_up
-        super()._catch_up_validation(done, total)
         at = self._iter
+        ran_at = self.runner.message_hub.get_info(VALIDATED_MID_EPOCH_AT)
+        if resumed and not self._resume_batches and ran_at == at:
+            self.validated_at = done
+        super()._catch_up_validation(done, total)
         if not (
             resumed
             and is_val_check(self._resume_batches, self._val_check_batches, len(self.dataloader))
-            and self.runner.message_hub.get_info(VALIDATED_MID_EPOCH_AT) != at
+            and ran_at != at
         ):
             return
         self._settle_val_interval(done + 1)

@@ -86,3 +86,64 @@ def test_a_missing_metric_is_an_error_when_strict(runner):
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         EarlyStoppingHook(**kwargs)
+
+
+def saved_state(runner, values, **kwargs):
+    """The checkpoint a hook fed ``values`` of 'acc' saves."""
+    hook = EarlyStoppingHook("acc", patience=3, min_delta=0.1, **kwargs)
+    feed(runner, hook, "acc", values)
+    checkpoint = {"meta": {}}
+    hook.before_save_checkpoint(runner, checkpoint)
+    return checkpoint
+
+
+def test_the_state_is_saved_and_taken_back_on_resume_only(runner):
+    checkpoint = saved_state(runner, [0.5, 0.55, 0.58])
+    assert checkpoint["early_stopping"]["acc"] == {
+        "rule": "greater",
+        "wait_count": 2,
+        "best_score": 0.5,
+        "stopped": None,
+    }
+    fresh = EarlyStoppingHook("acc", patience=3, min_delta=0.1)
+    fresh.after_load_checkpoint(runner, checkpoint)  # load_from: a new run
+    assert (fresh.wait_count, fresh.best_score) == (0, -math.inf)
+    runner._resume = True
+    resumed = EarlyStoppingHook("acc", patience=3, min_delta=0.1)
+    resumed.after_load_checkpoint(runner, checkpoint)
+    assert (resumed.wait_count, resumed.best_score) == (2, 0.5)
+    assert feed(runner, resumed, "acc", [0.59]) == 1  # the third without improvement
+    assert not runner.logger.messages("warning")  # the run had not stopped
+
+
+def test_a_checkpoint_of_a_stopped_run_says_where_it_stopped_and_why(runner):
+    runner.epoch, runner.iter = 2, 46
+    checkpoint = saved_state(runner, [0.5, 0.55, 0.58, 0.59])
+    stopped = checkpoint["early_stopping"]["acc"]["stopped"]
+    assert (stopped["epoch"], stopped["iter"]) == (2, 46)
+    runner._resume = True
+    hook = EarlyStoppingHook("acc", patience=3)
+    hook.after_load_checkpoint(runner, checkpoint)
+    (warning,) = runner.logger.messages("warning")
+    assert warning.startswith(
+        "EarlyStoppingHook: the run resumed from was stopped early after iteration 46 (epoch 2): "
+        "acc did not improve by 0.1 or more in the last 3 validations"
+    )
+    runner.train_loop.stop_training = False
+    hook.before_train(runner)
+    assert runner.train_loop.stop_training  # its patience is used up: it stops again
+    raised = EarlyStoppingHook("acc", patience=4)
+    raised.after_load_checkpoint(runner, checkpoint)
+    runner.train_loop.stop_training = False
+    raised.before_train(runner)
+    assert not runner.train_loop.stop_training
+
+
+def test_a_checkpoint_compared_by_another_rule_leaves_the_state_fresh(runner):
+    checkpoint = saved_state(runner, [0.5, 0.55])
+    runner._resume = True
+    hook = EarlyStoppingHook("acc", rule="less")
+    hook.after_load_checkpoint(runner, checkpoint)
+    assert (hook.wait_count, hook.best_score) == (0, math.inf)
+    (warning,) = runner.logger.messages("warning")
+    assert "rule 'greater', this run with 'less'; patience starts afresh" in warning

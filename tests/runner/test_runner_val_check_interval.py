@@ -327,6 +327,137 @@ def test_a_mid_epoch_best_of_an_epoch_based_checkpoint_hook_leaves_the_epochs_al
     assert best.name == "best_round_iter_15.pth"  # saved during epoch 2, after 15 iterations
 
 
+def log_of(runner) -> str:
+    return Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+
+
+def test_a_mid_epoch_validation_line_names_the_epoch_in_progress_and_the_iteration(tmp_path):
+    cfg = tiny_cfg(tmp_path, val_check_interval=4)
+    cfg.log_level = "INFO"
+    cfg.val_dataloader.batch_size = 2  # 4 batches: a line after the 2nd and the 4th
+    cfg.default_hooks.logger = dict(type="LoggerHook", interval=2)
+    runner, _ = train(cfg)
+    lines = [line.split(" - INFO - ")[1] for line in log_of(runner).splitlines() if "(val)" in line]
+    headers = [line.split("  ")[0] for line in lines]
+    # each validation: lines after val batches 2 and 4, then its metrics line
+    expected = []
+    for epoch, note in [
+        (1, " (mid-epoch, iter 4)"),
+        (1, " (mid-epoch, iter 8)"),
+        (1, ""),  # the epoch's end: MMEngine's lines
+        (2, " (mid-epoch, iter 14)"),
+        (2, " (mid-epoch, iter 18)"),
+        (2, ""),
+    ]:
+        expected += [f"Epoch(val) [{epoch}][{n}/4]{note}" for n in (2, 4, 4)]
+    assert headers == expected
+    assert "Epoch(val) [1][4/4]    round: 3.0000  flat: 1.0000  data_time: " in lines[8]
+
+
+def early_stopping_cfg(work_dir, patience, **checkpoint) -> Config:
+    """3 epochs validating every 2 batches; EarlyStoppingHook on 'flat', which never
+    improves: it stops at the validation after ``patience`` more than the first."""
+    cfg = tiny_cfg(work_dir, max_epochs=3)
+    cfg.log_level = "INFO"
+    cfg.custom_hooks.append(
+        dict(type="EarlyStoppingHook", monitor="flat", rule="greater", patience=patience)
+    )
+    cfg.default_hooks.checkpoint = dict(type="CheckpointHook", **checkpoint)
+    return cfg
+
+
+@pytest.mark.parametrize(
+    ("patience", "validated", "then"),
+    [
+        (1, [], "stops it again before training: raise patience to train on"),
+        # raised: the saved wait count (1) is below it; the next one without improvement stops
+        (2, [6], "lets training go on"),
+    ],
+    ids=["patience used up", "patience raised"],
+)
+def test_a_resume_after_an_early_stop_in_a_mid_epoch_validation_does_not_validate_again(
+    tmp_path, patience, validated, then
+):
+    cfg = early_stopping_cfg(tmp_path, patience=1, interval=1)
+    runner, seen = train(cfg)
+    assert seen.validated == [2, 4] and runner.iter == 4  # stopped in the check after batch 4
+
+    second = early_stopping_cfg(tmp_path, patience=patience, interval=1)
+    second.resume = True  # epoch_1.pth, saved when the stop ended the epoch
+    runner, seen = train(second)
+    log = log_of(runner)
+    assert "first: the checkpoint resumed from was saved before" not in log
+    assert seen.validated == validated and runner.iter == (validated or [4])[-1]
+    assert (
+        "WARNING - EarlyStoppingHook: the run resumed from was stopped early after iteration 4 "
+        "(epoch 1): flat did not improve by 0.1 or more in the last 1 validations; the best "
+        "value was 1.0000. Its saved state (best flat 1.0000, 1 validation(s) without "
+        f"improvement) with patience={patience} {then}."
+    ) in log
+
+
+def test_a_checkpoint_without_the_early_stopping_state_starts_it_afresh_as_mmengine(tmp_path):
+    cfg = early_stopping_cfg(tmp_path, patience=1, interval=1)
+    train(cfg)
+    path = Path(cfg.work_dir) / "epoch_1.pth"
+    saved = torch.load(path, weights_only=True)
+    assert saved["early_stopping"]["flat"]["wait_count"] == 1
+    del saved["early_stopping"]  # as MMEngine (or an older runnerx) saves it
+    torch.save(saved, path)
+    second = cfg.copy()
+    second.resume = str(path)
+    runner, seen = train(second)
+    assert seen.validated == [6, 8]  # a new best, then one without improvement
+    assert "stopped early" not in log_of(runner)
+
+
+@pytest.mark.parametrize(
+    "checkpoint",
+    [
+        dict(by_epoch=False, interval=6),  # iter_6.pth: saved before the validation at 6
+        # a new best at every validation: iter_6.pth is saved again in the one at 6, before
+        # EarlyStoppingHook (LOWEST) has seen it; a resume does not validate at 6 again
+        dict(by_epoch=False, interval=6, save_best="round", rule="greater"),
+    ],
+)
+def test_a_resumed_run_stops_early_where_the_unbroken_run_does(tmp_path, checkpoint):
+    # patience 4: validations at 2 (the best), 4, 6, 8 and 10 (the 4th without improvement)
+    runner, seen = train(early_stopping_cfg(tmp_path / "straight", patience=4))
+    assert seen.validated == [2, 4, 6, 8, 10] and runner.iter == 10
+
+    cfg = early_stopping_cfg(tmp_path / "run", patience=4, **checkpoint)
+    stopped_after(cfg, 7)
+    second = cfg.copy()
+    second.resume = str(Path(cfg.work_dir) / "iter_6.pth")
+    runner, seen = train(second)
+    assert seen.validated[-1] == 10 and runner.iter == 10
+
+
+def test_an_epoch_end_checkpoint_of_a_resumed_run_resumes_exactly(tmp_path):
+    expected = weights(train(tiny_cfg(tmp_path / "straight", max_epochs=3))[0])
+
+    cfg = tiny_cfg(tmp_path / "run", max_epochs=3)
+    cfg.default_hooks.checkpoint = dict(type="CheckpointHook", by_epoch=False, interval=14)
+    stopped_after(cfg, 15)  # iter_14.pth: 4 batches into epoch 2
+    second = cfg.copy()
+    second.resume = str(Path(cfg.work_dir) / "iter_14.pth")
+    second.default_hooks.checkpoint = dict(type="CheckpointHook", interval=1)
+    stopped_after(second, 21)  # epoch_2.pth, saved by the resumed run at epoch 2's end
+    path = Path(cfg.work_dir) / "epoch_2.pth"
+    position = torch.load(path, weights_only=True)["dataloader"]
+    # its position is the whole of epoch 2 (pass 1), where an unbroken run that saves it
+    # again after validating records pass 2 from its start: both start epoch 3 afresh
+    assert (position["epoch"], position["batches"]) == (1, BATCHES)
+
+    third = second.copy()
+    third.resume = str(path)
+    runner, seen = train(third)
+    assert len(seen.train_mode) == BATCHES  # epoch 3 alone
+    resumed = weights(runner)
+    for key, value in expected.items():
+        assert torch.equal(value, resumed[key]), f"{key} differs after resuming"
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
