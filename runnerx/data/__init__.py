@@ -8,7 +8,7 @@ FUNCTIONS. ``COLLATE_FUNCTIONS`` is MMEngine's other name for FUNCTIONS (the sam
 """
 
 from runnerx.data.base_dataset import BaseDataset, force_full_init
-from runnerx.data.build import build_dataloader
+from runnerx.data.build import build_dataloader, stop_workers
 from runnerx.data.collate import default_collate, pseudo_collate
 from runnerx.data.dataset_wrappers import ClassBalancedDataset, ConcatDataset, RepeatDataset
 from runnerx.data.examples import CharTextDataset, DigitsDataset
@@ -34,5 +34,6 @@ __all__ = [
     "default_collate",
     "force_full_init",
     "pseudo_collate",
+    "stop_workers",
     "worker_init_fn",
 ]

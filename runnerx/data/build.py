@@ -249,3 +249,20 @@ def _drop_worker_only_options(cfg: dict[str, Any], cfg_key: str) -> None:
             f"(num_workers > 0); ignored with num_workers={cfg.get('num_workers', 0)}",
             stacklevel=3,
         )
+
+
+def stop_workers(dataloader: Any) -> None:
+    """Shut down the worker processes that a DataLoader with ``persistent_workers=True`` keeps
+    between passes (its next pass starts new ones); anything else is left as it is.
+
+    The Runner calls it when training, validation or test ends. Left to the garbage
+    collector, such workers live on after the run, and collecting the Runner (a cycle) then
+    stalls 5 s per worker: torch's queues are finalised before the iterator that would stop
+    the workers through them. torch has no public call for it; this is the one Lightning
+    makes, feature-detected.
+    """
+    iterator = getattr(dataloader, "_iterator", None)
+    shutdown = getattr(iterator, "_shutdown_workers", None)
+    if callable(shutdown):
+        shutdown()
+        dataloader._iterator = None

@@ -23,11 +23,13 @@ from typing import Any
 from torch import nn
 
 from runnerx.config import Config
+from runnerx.data import stop_workers
 from runnerx.dist import from_rank_zero, get_rank, get_world_size, is_distributed
 from runnerx.fileio import wait_for_pending_writes
 from runnerx.registry import RUNNERS, DefaultScope
 
 from .arguments import check_run_parts, init_parameters
+from .batch_limits import FirstBatches
 from .environment import (
     RANDOMNESS_KEYS,
     check_keys,
@@ -408,7 +410,10 @@ class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
         dir's lock meanwhile: another training in this work dir stops at once (docs/runner.md)."""
         log_file = os.path.join(self.log_dir, f"{self.timestamp}.log")
         with work_dir_lock(self.work_dir, log_file, self.logger):
-            return self._train()
+            try:
+                return self._train()
+            finally:
+                _stop_workers(self._train_loop, self._val_loop)
 
     def _train(self) -> nn.Module:
         self._make_current()
@@ -455,8 +460,11 @@ class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
             )
         self.call_hook("before_run")
         self.load_or_resume()
-        metrics = loop.run()
-        self.call_hook("after_run")
+        try:
+            metrics = loop.run()
+            self.call_hook("after_run")
+        finally:
+            _stop_workers(loop)
         return metrics
 
     def _make_current(self) -> None:
@@ -467,3 +475,13 @@ class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
         make_current(self.logger, self.message_hub, self.visualizer)
         if self.default_scope is not None:
             self.default_scope.make_current()
+
+
+def _stop_workers(*loops: Any) -> None:
+    """Stop the persistent dataloader workers of ``loops`` (None: a loop never built), whose
+    run is over (see :func:`runnerx.data.stop_workers`)."""
+    for loop in loops:
+        loader = getattr(loop, "dataloader", None)
+        while isinstance(loader, FirstBatches):  # fast_dev_run / limit_batches
+            loader = loader.loader
+        stop_workers(loader)
