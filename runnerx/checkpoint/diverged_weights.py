@@ -11,6 +11,8 @@ from typing import Any
 
 import torch
 
+from .resume_checks import same_name_in
+
 
 def warn_if_diverged(runner: Any, path: str, checkpoint: dict, resuming: bool) -> None:
     """Warn when the weights loaded from ``path`` hold NaN or inf (saved after training had
@@ -73,6 +75,5 @@ def _last_finite_checkpoint(checkpoint: dict, path: str) -> str | None:
     good = info.get(LAST_FINITE_CKPT) if isinstance(info, dict) else None
     if not isinstance(good, str) or not good:
         return None
-    beside = os.path.join(os.path.dirname(path), os.path.basename(good))
-    good = beside if os.path.exists(beside) else good
+    good = same_name_in(os.path.dirname(path), good) or good
     return None if os.path.realpath(good) == os.path.realpath(path) else good

@@ -250,6 +250,13 @@ def check_same_optimizer(state: dict, optimizer: Any, path: str) -> None:
         )
 
 
+def same_name_in(folder: str, path: str) -> str | None:
+    """The file (or sharded checkpoint's folder) of ``path``'s name in ``folder``, if there is
+    one: what a recorded absolute checkpoint path means in a copied or moved work dir."""
+    local = os.path.join(folder, os.path.basename(os.path.normpath(path)))
+    return local if os.path.exists(local) else None
+
+
 def in_work_dir(work_dir: str, named: str) -> str:
     """The checkpoint ``work_dir/last_checkpoint`` means when it names ``named``: ``named``,
     or the work dir's file of that name when ``named`` lies outside the work dir and is gone
@@ -257,8 +264,8 @@ def in_work_dir(work_dir: str, named: str) -> str:
     copied or moved, and ``last_checkpoint`` holds the absolute path MMEngine writes. (A
     checkpoint in ``CheckpointHook``'s ``out_dir`` has no such neighbour, so it is kept.)"""
     folder = os.path.dirname(os.path.abspath(named))
-    local = os.path.join(work_dir, os.path.basename(named))
-    if folder == os.path.abspath(work_dir) or "://" in named or not os.path.exists(local):
+    local = same_name_in(work_dir, named)
+    if folder == os.path.abspath(work_dir) or "://" in named or local is None:
         return named
     if os.path.exists(named) and not os.path.isfile(os.path.join(folder, "last_checkpoint")):
         return named

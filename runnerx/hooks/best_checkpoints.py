@@ -20,6 +20,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from runnerx.checkpoint.resume_checks import same_name_in
 from runnerx.checkpoint.runner_state import find_latest_checkpoint
 from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
@@ -237,8 +238,7 @@ def in_out_dir(path: str | None, out_dir: str) -> str | None:
     it lies there, else the file of the same name there (a copied work dir), else None."""
     if not path or _lies_in(path, out_dir):
         return path
-    local = os.path.join(out_dir, os.path.basename(os.path.normpath(path)))
-    return local if os.path.exists(local) else None
+    return same_name_in(out_dir, path)
 
 
 def _lies_in(path: str, folder: str) -> bool:
