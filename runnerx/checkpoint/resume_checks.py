@@ -1,7 +1,8 @@
 """What a resume checks and tells the user: the config that changed since the checkpoint, a
 schedule with nothing left to train, a model that does not match, a checkpoint without the
 training state or of another optimizer, and a ``last_checkpoint`` file that names a file in
-another work dir (a copied one) or one that is gone.
+another work dir (a copied one); :mod:`~runnerx.checkpoint.work_dir_checkpoints` says what a
+work dir holds when it names none.
 
 Resuming is exact, as in MMEngine: weights, optimizer, schedulers and counters continue as
 saved, so a changed learning rate in the config is not used; these checks say so instead of
@@ -293,29 +294,3 @@ def follow_copied_work_dir(runner: Any, path: str) -> None:
     same_name = isinstance(last, str) and os.path.basename(last) == os.path.basename(path)
     if same_name and last != local and os.path.abspath(path) == os.path.abspath(local):
         runner.message_hub.update_info("last_ckpt", local)
-
-
-def missing_last_checkpoint(work_dir: str, named: str) -> str:
-    """The error for a ``last_checkpoint`` that names a checkpoint which no longer exists: the
-    newest checkpoint still in the work dir, and how to resume from it."""
-    pointer = os.path.join(work_dir, "last_checkpoint")
-    checkpoints = [
-        entry
-        for entry in os.scandir(work_dir)
-        if not entry.name.startswith(".")
-        and (
-            (entry.is_file() and entry.name.endswith(".pth"))
-            or (entry.is_dir() and os.path.isfile(os.path.join(entry.path, ".metadata")))
-        )
-    ]
-    message = f"resume: {pointer} names {named}, which no longer exists; "
-    if not checkpoints:
-        return message + (
-            f"{work_dir} holds no other checkpoint: give one with resume='<checkpoint>' "
-            "(tools/train.py --resume <checkpoint>), or train from the start with resume=False"
-        )
-    newest = max(checkpoints, key=lambda entry: entry.stat().st_mtime).path
-    return message + (
-        f"the newest checkpoint in {work_dir} is {os.path.basename(newest)}: resume from it "
-        f"with resume='{newest}' (tools/train.py --resume {newest})"
-    )

@@ -36,12 +36,12 @@ from .resume_checks import (
     check_same_optimizer,
     follow_copied_work_dir,
     in_work_dir,
-    missing_last_checkpoint,
     model_mismatch,
     warn_if_nothing_left,
     warn_of_config_changes,
     warn_without_training_state,
 )
+from .work_dir_checkpoints import missing_last_checkpoint, newest_best_checkpoint, resume_from_best
 
 
 def runner_checkpoint(
@@ -251,7 +251,15 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
             with _named_by("resume" if isinstance(resume, str) or not load_from else "load_from"):
                 runner.resume(path)
             return
-        runner.logger.info(f"resume=True but {runner.work_dir} has no checkpoint yet: starting")
+        best = newest_best_checkpoint(str(runner.work_dir))
+        if best is None:
+            runner.logger.info(f"resume=True but {runner.work_dir} has no checkpoint yet: starting")
+        else:  # a run stopped before its first periodic save: say what it left
+            runner.logger.warning(
+                f"resume=True but {runner.work_dir} has no last_checkpoint file (its run saved "
+                f"only best checkpoints, save_best): training starts from the beginning; the "
+                f"newest best checkpoint is {best}: {resume_from_best(best)}"
+            )
     elif load_from:
         with _named_by("load_from"):
             runner.load_checkpoint(load_from)

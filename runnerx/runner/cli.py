@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -143,6 +142,7 @@ def _progress(runner: Any, action: str) -> str:
     if runner.iter == first_iter:
         return " before completing an iteration"
     from runnerx.checkpoint.runner_state import find_latest_checkpoint
+    from runnerx.checkpoint.work_dir_checkpoints import newest_best_checkpoint, resume_from_best
     from runnerx.runner.loops import EpochBasedTrainLoop
 
     where = f" after iteration {runner.iter}"
@@ -150,6 +150,11 @@ def _progress(runner: Any, action: str) -> str:
         where = f" in epoch {runner.epoch + 1},{where}"
     last = find_latest_checkpoint(str(runner.work_dir))
     if last is None or ("://" not in last and not os.path.exists(last)):
+        best = newest_best_checkpoint(str(runner.work_dir))
+        if best is not None:
+            return f"{where}; {runner.work_dir} has only best checkpoints, the newest {best}: " + (
+                resume_from_best(best)
+            )
         return f"{where}; {runner.work_dir} has no checkpoint to resume from"
     return f"{where}; the last checkpoint is {last} (--resume continues from it)"
 
@@ -196,6 +201,7 @@ def checkpoint_to_test(checkpoint: str, work_dir: str, resuming: bool = False) -
     if checkpoint not in ("last", "best") or os.path.exists(checkpoint):
         return checkpoint
     from runnerx.checkpoint.runner_state import find_latest_checkpoint
+    from runnerx.checkpoint.work_dir_checkpoints import best_checkpoints
 
     last = find_latest_checkpoint(work_dir)
     if checkpoint == "last":
@@ -222,34 +228,14 @@ def checkpoint_to_test(checkpoint: str, work_dir: str, resuming: bool = False) -
     return best[0]
 
 
-def best_checkpoints(folders: list[str]) -> list[str]:
-    """The ``best_*`` checkpoints (files, or sharded checkpoints' folders) that
-    ``CheckpointHook(save_best=...)`` left in ``folders``, each once: neither a sharded one
-    still being written nor the published copy of another."""
-    found: dict[str, str] = {}
-    for folder in folders:
-        if not os.path.isdir(folder):
-            continue
-        for name in sorted(os.listdir(folder)):
-            if name.startswith("best_") and not name.endswith(".partial"):
-                path = os.path.join(folder, name)
-                found.setdefault(os.path.realpath(path), path)
-    best = list(found.values())
-    # a published copy beside its checkpoint is the same weights: not another candidate
-    return [
-        path
-        for path in best
-        if _unpublished_name(path) == path or _unpublished_name(path) not in best
-    ]
-
-
 def _no_last_checkpoint(work_dir: str, resuming: bool) -> str:
     """Why ``last`` names nothing in ``work_dir``, and what to give instead: its newest best
     checkpoint, when ``save_best`` saved some (a run stopped before its first periodic
-    checkpoint). Such a checkpoint resumes at its data position, but without the optimizer
-    and parameter scheduler state, which ``save_best`` leaves out."""
-    best = best_checkpoints([work_dir])
-    if not best:
+    checkpoint)."""
+    from runnerx.checkpoint.work_dir_checkpoints import newest_best_checkpoint, resume_from_best
+
+    newest = newest_best_checkpoint(work_dir)
+    if newest is None:
         return (
             f"'last': {work_dir} has no last_checkpoint file (no run saved a checkpoint there); "
             "give a checkpoint path, or --work-dir of the training run"
@@ -259,25 +245,14 @@ def _no_last_checkpoint(work_dir: str, resuming: bool) -> str:
                 else ""
             )
         )
-    newest = max(best, key=os.path.getmtime)
     if resuming:
-        use = (
-            f"resume from it with --resume {newest}: training goes on from its iteration and "
-            "data position, but the optimizer and parameter schedulers start over (save_best "
-            "saves without their state)"
-        )
+        use = resume_from_best(newest)
     else:
         use = f"test it with tools/test.py CONFIG {newest}, or give 'best' for the best-scoring one"
     return (
         f"'last': {work_dir} has no last_checkpoint file (its run saved only best checkpoints, "
         f"save_best); the newest is {newest}: {use}"
     )
-
-
-def _unpublished_name(path: str) -> str:
-    """The checkpoint ``path`` is the published copy of (``published_keys`` writes
-    ``<name>-<sha256[:8]>.pth`` beside ``<name>.pth``), else ``path`` itself."""
-    return re.sub(r"-[0-9a-f]{8}(\.[^./]+)$", r"\1", path)
 
 
 def build_runner(cfg: Config) -> Any:

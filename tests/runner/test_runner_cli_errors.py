@@ -6,10 +6,12 @@ resumes the work dir's last checkpoint; swapped CONFIG CHECKPOINT are named as s
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -221,8 +223,9 @@ def test_last_without_a_periodic_checkpoint_names_the_newest_best_one(best_run, 
     assert str(error.value) == (
         f"tools/train.py --resume 'last': {work} has no last_checkpoint file (its run saved "
         f"only best checkpoints, save_best); the newest is {newest}: resume from it with "
-        f"--resume {newest}: training goes on from its iteration and data position, but the "
-        "optimizer and parameter schedulers start over (save_best saves without their state)"
+        f"--resume {newest} (resume='{newest}'): training goes on from its iteration and data "
+        "position, but the optimizer and parameter schedulers start over (save_best saves "
+        "without their state)"
     )
     # the advice works (a second epoch to train), and the resume says what it lacks
     resumed = tmp_path / "resumed"
@@ -233,3 +236,32 @@ def test_last_without_a_periodic_checkpoint_names_the_newest_best_one(best_run, 
     assert f"resumed from {newest} at epoch {meta['epoch']}, iter {meta['iter']}\n" in log
     assert f"resume: {newest} has no optimizer state" in log
     assert (resumed / "epoch_2.pth").exists()
+
+    # a plain --resume starts afresh, as MMEngine's does, but says what the work dir holds
+    again = tmp_path / "again"
+    shutil.copytree(work, again)
+    newest = again / newest.name  # copytree keeps modification times: still the newest
+    train.main([config, "--resume", "--work-dir", str(again)])
+    log = max(again.glob("*/*.log"), key=lambda path: path.parent.name).read_text()
+    assert (
+        f"WARNING - resume=True but {again} has no last_checkpoint file (its run saved only "
+        f"best checkpoints, save_best): training starts from the beginning; the newest best "
+        f"checkpoint is {newest}: resume from it with --resume {newest}"
+    ) in log
+    assert "resumed from" not in log and "Epoch(train) [1][" in log
+
+
+def test_a_failure_with_only_best_checkpoints_names_the_newest(best_run):
+    from runnerx.runner.cli import _progress
+
+    work = best_run(2, periodic=False)
+    newest = max(work.glob("best_*.pth"), key=lambda path: path.stat().st_mtime)
+    runner = SimpleNamespace(_first_iter=0, iter=30, epoch=0, work_dir=str(work))
+    assert _progress(runner, "train") == (
+        f" after iteration 30; {work} has only best checkpoints, the newest {newest}: resume "
+        f"from it with --resume {newest} (resume='{newest}'): training goes on from its "
+        "iteration and data position, but the optimizer and parameter schedulers start over "
+        "(save_best saves without their state)"
+    )
+    runner.work_dir = str(work.parent)  # no checkpoint at all
+    assert _progress(runner, "train").endswith(f"; {work.parent} has no checkpoint to resume from")
