@@ -22,7 +22,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import IO
+from typing import IO, NoReturn
 
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
@@ -56,13 +56,30 @@ def atomic_write(
         with os.fdopen(handle, mode, **options) as file:
             yield file
             file.flush()
-    except BaseException:
+    except BaseException as error:
         _discard(temporary)
-        raise
+        _raise_naming_the_file(error, path)
     if background:
         _submit(lambda: _put_in_place(temporary, path), path)
-    else:
+        return
+    try:
         _put_in_place(temporary, path)
+    except OSError as error:
+        _raise_naming_the_file(error, path)
+
+
+def _raise_naming_the_file(error: BaseException, path: str | None) -> NoReturn:
+    """Raise a disk's error while writing ``path`` (``[Errno 28] No space left on device``,
+    which names no file, or one naming the temporary file) as the same kind of OSError naming
+    ``path``; any other error (or one for no ``path``: an action) as it is."""
+    if path is None or not isinstance(error, OSError) or error.errno is None:
+        raise error
+    named = error.filename is not None and not os.path.basename(str(error.filename)).startswith(
+        f".{os.path.basename(path)}."
+    )
+    if named:
+        raise error
+    raise OSError(error.errno, error.strerror, path) from error
 
 
 def after_pending_writes(function: Callable[[], object], independent: bool = False) -> None:
@@ -162,7 +179,7 @@ def _run_in_order(function: Callable[[], object], path: str | None, independent:
         with _lock:
             if _failure is None and not independent:
                 _failure = (path, error)
-        raise
+        _raise_naming_the_file(error, path)
 
 
 def _finish_at_exit() -> None:

@@ -64,8 +64,9 @@ def test_actions_queued_after_a_failed_write_do_not_run(tmp_path, disk):
     after_pending_writes(lambda: done.append("now"))  # nothing pending: still not run
     assert done == ["after a"]
     assert sorted(os.listdir(tmp_path)) == ["a.pth", "c.pth"]  # no temporary file left
-    with pytest.raises(OSError, match="No space left on device"):
+    with pytest.raises(OSError) as raised:  # named after the file, not its temporary
         wait_for_pending_writes()
+    assert str(raised.value) == f"[Errno 28] No space left on device: '{tmp_path / 'b.pth'}'"
     assert failed_write() is None  # raised once, then forgotten: the next run starts clean
     after_pending_writes(lambda: done.append("next run"))
     assert done == ["after a", "next run"]
@@ -85,3 +86,27 @@ def test_a_failed_independent_action_lets_the_later_ones_run(tmp_path, disk):
     assert done == ["remove older"]
     with pytest.raises(ConnectionError):  # still raised when the run waits at its end
         wait_for_pending_writes()
+
+
+def test_a_failed_write_in_the_foreground_names_its_file(tmp_path, disk, monkeypatch):
+    disk.gate.set()
+    with pytest.raises(OSError) as raised, atomic_write(tmp_path / "b.pth") as file:
+        file.write("b")
+    assert isinstance(raised.value.__cause__, OSError)
+    assert str(raised.value) == f"[Errno 28] No space left on device: '{tmp_path / 'b.pth'}'"
+
+    def full(descriptor):  # the disk fills while the data is flushed
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with (
+        pytest.raises(OSError, match=r"\[Errno 28\] No space left on device: '.*a\.pth'$"),
+        atomic_write(tmp_path / "a.pth") as file,
+    ):
+        file.write("a")
+    with (
+        pytest.raises(FileNotFoundError, match="missing'$"),  # the block's own error: as it is
+        atomic_write(tmp_path / "a.pth"),
+    ):
+        (tmp_path / "missing").read_text()
+    assert os.listdir(tmp_path) == []  # no temporary file left
