@@ -266,3 +266,13 @@ def stop_workers(dataloader: Any) -> None:
     if callable(shutdown):
         shutdown()
         dataloader._iterator = None
+
+
+def batch_size_of(dataloader: Any) -> int | None:
+    """The samples per batch that ``dataloader`` reads on each rank: its ``batch_size``, or its
+    ``batch_sampler``'s when a ``batch_sampler=dict(...)`` config builds the batches (the
+    loader's own is None then); None when neither says."""
+    size = getattr(dataloader, "batch_size", None)
+    if size is None:
+        size = getattr(getattr(dataloader, "batch_sampler", None), "batch_size", None)
+    return size if isinstance(size, int) and not isinstance(size, bool) else None

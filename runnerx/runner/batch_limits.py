@@ -74,9 +74,10 @@ def evaluated_samples(dataloader: Any) -> int:
     size = len(dataloader.dataset)
     if not isinstance(dataloader, FirstBatches):
         return size
+    from runnerx.data.build import batch_size_of
     from runnerx.dist import get_world_size
 
-    batch_size = dataloader.batch_size or getattr(dataloader.batch_sampler, "batch_size", None)
+    batch_size = batch_size_of(dataloader)
     if not batch_size:  # then no padding unless the pass reads everything: the dataset's size
         return size
     return min(size, len(dataloader) * batch_size * get_world_size())

@@ -136,14 +136,22 @@ class MMEngineRunnerAPI:
         """Build the optim wrapper (its lr scaled first when ``auto_scale_lr.enable``) and the
         schedulers from their configs; built ones are kept. ``train()`` needs them, and so
         does ``resume()`` called before it, as in MMEngine."""
+        from runnerx.data.build import batch_size_of
         from runnerx.optim import scale_lr
 
         loop = self.train_loop  # a Runner without train_cfg says so here
         optim_cfg = self.optim_wrapper
         if isinstance(optim_cfg, dict):  # the first build
-            self._log_batch_per_process(loop.dataloader.batch_size)
+            batch_size = batch_size_of(loop.dataloader)
+            self._log_batch_per_process(batch_size)
             if (self._auto_scale_lr or {}).get("enable", False):
-                real_batch = self.world_size * loop.dataloader.batch_size
+                if batch_size is None:
+                    raise ValueError(
+                        "auto_scale_lr.enable=True scales the lr by the batch size, but "
+                        "train_dataloader has none (neither batch_size nor a batch_sampler "
+                        "with one): give train_dataloader.batch_size"
+                    )
+                real_batch = self.world_size * batch_size
                 optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
         self.optim_wrapper = self.build_optim_wrapper(optim_cfg)
         if self.param_schedulers is not None:

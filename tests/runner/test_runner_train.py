@@ -406,6 +406,24 @@ def test_auto_scale_lr_follows_the_total_batch_size(digits_cfg):
     assert runner.optim_wrapper.param_groups[0]["lr"] == pytest.approx(0.05)
 
 
+def test_auto_scale_lr_reads_the_batch_size_of_a_batch_sampler(digits_cfg):
+    from torch.utils.data import BatchSampler
+
+    from runnerx.registry import DATA_SAMPLERS
+
+    if "BatchSamplerForTests" not in DATA_SAMPLERS:
+        DATA_SAMPLERS.register_module("BatchSamplerForTests", module=BatchSampler)
+    cfg = small_digits(digits_cfg, 1)
+    cfg.auto_scale_lr.enable = True
+    cfg.train_dataloader.batch_size = 16  # the batch sampler's, as MMEngine passes it
+    cfg.train_dataloader.batch_sampler = dict(type="BatchSamplerForTests", drop_last=False)
+    cfg.param_scheduler = None
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert runner.train_dataloader.batch_size is None  # the batches are the batch sampler's
+    assert runner.optim_wrapper.param_groups[0]["lr"] == pytest.approx(0.1 * 16 / 64)
+
+
 @pytest.mark.parametrize(
     ("train_cfg", "sampler_type"),
     [
