@@ -273,10 +273,21 @@ class MMEngineRunnerAPI:
         """Write the config into ``work_dir`` (rank 0), as MMEngine does: under the config
         file's name, or ``<timestamp>.py`` for a config built in Python. Each run also keeps its
         own copy, ``<log_dir>/vis_data/config.py`` (LocalVisBackend). The Runner does this when
-        it is built; an empty config (a Runner built from arguments) is not written."""
-        if self.cfg_text and self.rank == 0:
-            name = os.path.basename(self.cfg.filename or f"{self.timestamp}.py")
-            self.cfg.dump(os.path.join(self.work_dir, name))
+        it is built; an empty config (a Runner built from arguments) is not written, nor is the
+        work dir's file rewritten while another run trains there (``tools/test.py`` of one of
+        its checkpoints): its config stays, and this run's is in its log."""
+        if not self.cfg_text or self.rank != 0:
+            return
+        from .work_dir_lock import other_run_in
+
+        path = os.path.join(
+            self.work_dir, os.path.basename(self.cfg.filename or f"{self.timestamp}.py")
+        )
+        holder = other_run_in(self.work_dir)
+        if holder is not None and os.path.exists(path):
+            self.logger.info(f"{path} stays the config of the run training there ({holder})")
+            return
+        self.cfg.dump(path)
 
 
 @RUNNERS.register_module()

@@ -112,6 +112,28 @@ class _Lock:
         )
 
 
+def other_run_in(work_dir: str) -> str | None:
+    """The run that holds ``work_dir``'s lock now (pid, host, start, log), or None when no
+    process does, or locks cannot be taken there. It tries the lock for an instant: a run
+    that starts training in that instant would see it taken."""
+    if fcntl is None:
+        return None
+    path = os.path.join(work_dir, LOCK_FILE)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # no lock file: no run has trained there
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _holder(fd, path)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # which also drops an instant's lock
+    return None
+
+
 def _holder(fd: int, path: str) -> str:
     """Who holds the lock, as its lock file says (written just after it was taken)."""
     try:

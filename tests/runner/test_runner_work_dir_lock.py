@@ -135,7 +135,8 @@ def test_a_second_training_in_a_busy_work_dir_stops_and_the_first_finishes(
     before = files_under(work)
 
     command = [sys.executable, "tools/train.py", str(config), "--work-dir", str(work)]
-    second = run_in_repo(command, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    changed = ["--cfg-options", "optim_wrapper.optimizer.lr=0.05"]  # its config dump would differ
+    second = run_in_repo([*command, *changed], env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert second.returncode != 0
     log_file = os.path.join(first["log_dir"], f"{os.path.basename(first['log_dir'])}.log")
     console = (second.stdout + second.stderr).splitlines()  # logged: the console is stdout
@@ -144,6 +145,9 @@ def test_a_second_training_in_a_busy_work_dir_stops_and_the_first_finishes(
     assert f"in use by another run (pid {first['pid']} on {socket.gethostname()}, " in error
     assert f"log {log_file}); {FIX}" in error
     assert not list(work.glob("*.pth"))  # the second run saved nothing
+    dumped = work / "held.py"
+    kept = f"{dumped} stays the config of the run training there (pid {first['pid']} on "
+    assert any(kept in line for line in console)
 
     # a Runner in this process stops too, before its hooks and before loading its checkpoint
     digits_cfg.work_dir = str(work)
@@ -154,7 +158,7 @@ def test_a_second_training_in_a_busy_work_dir_stops_and_the_first_finishes(
     with pytest.raises(WorkDirInUseError, match=f"pid {first['pid']} on "):
         runner.train()
     assert recorder.points == []
-    # nothing of the first run changed (the config dump is the same file: same content)
+    # nothing of the first run changed, its config dump included
     after = files_under(work)
     assert {name: after[name] for name in before} == before
 
