@@ -75,16 +75,22 @@ def run(cfg: Config, action: str) -> Any:
     ``train``). A training stopped by a signal (PreemptionHook) ends the process with
     ``PREEMPTED_EXIT_CODE`` once its checkpoint is saved. An error (or Ctrl-C) after the
     Runner was built is logged through its logger, so the work dir's ``.log`` says why the run
-    ended (see :func:`report_failure`), and is raised again."""
+    ended (see :func:`report_failure`), and is raised again; so is an error while the Runner
+    was being built, once its log file was open (a model that cannot be built)."""
     from runnerx.dist.launch import shutdown_dist
     from runnerx.hooks import PREEMPTED_EXIT_CODE, preempted_by
+    from runnerx.logging import MMLogger
 
     runner = None
+    logger_before = MMLogger.get_current_instance()
     try:
         runner = build_runner(cfg)
         result = getattr(runner, action)()
     except BaseException as error:
-        shown = runner is not None and report_failure(runner, action, error)
+        if runner is None:
+            shown = _report_build_failure(error, logger_before)
+        else:
+            shown = report_failure(runner, action, error)
         if shown:  # call_tool does not print it again
             setattr(error, _REPORTED, True)
         if is_distributed():
@@ -127,6 +133,20 @@ def report_failure(runner: Any, action: str, error: BaseException) -> bool:
     first_line = next(iter(str(error).splitlines()), "")
     traceback.print_exception(error)
     print(f"rank {runner.rank} failed: {type(error).__name__}: {first_line}", file=sys.stderr)
+    return True
+
+
+def _report_build_failure(error: BaseException, logger_before: logging.Logger) -> bool:
+    """Log an error raised while a Runner was being built into its log, when it got as far as
+    setting up its logger (which became the current one) on rank 0; return whether it did
+    (and the console has shown the error)."""
+    from runnerx.dist import get_rank
+    from runnerx.logging import MMLogger
+
+    logger = MMLogger.get_current_instance()
+    if logger is logger_before or get_rank() != 0 or not isinstance(error, Exception):
+        return False
+    logger.error("building the Runner failed:", exc_info=error)
     return True
 
 

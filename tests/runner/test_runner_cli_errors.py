@@ -109,6 +109,23 @@ def test_an_error_in_the_first_iteration_points_to_no_checkpoint(stopped_run):
     assert "checkpoint" not in log.split("train failed")[1]
 
 
+def test_an_error_while_building_the_runner_is_in_its_log_once(tmp_path, run_in_repo):
+    config = tmp_path / "bad_model.py"
+    config.write_text(
+        f"_base_ = {str(ROOT / 'configs/digits_convnet.py')!r}\n"
+        "model = dict(channels=(16, -3))\n"  # a negative width: Conv2d refuses it
+    )
+    work = tmp_path / "work"
+    job = run_in_repo([sys.executable, "tools/train.py", str(config), "--work-dir", str(work)])
+    assert job.returncode == 1, job.stderr[-3000:]
+    log = the_log(work)
+    assert "- ERROR - " in log and " - building the Runner failed:\nTraceback" in log, log[-3000:]
+    last_line = log.rstrip().splitlines()[-1]
+    console, header = job.stdout + job.stderr, "Traceback (most recent call last)"
+    assert console.count(header) == log.count(header), console[-3000:]  # shown once
+    assert console.count(last_line) == 1 and "while building cfg.model" in last_line
+
+
 def test_ctrl_c_is_one_line_in_the_log_and_on_the_console(stopped_run):
     work, job = stopped_run("sigint")
     assert job.returncode == 128 + signal.SIGINT, job.stderr[-3000:]
