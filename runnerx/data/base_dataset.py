@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import reprlib
 import warnings
 from array import array
 from collections.abc import Callable, Mapping, Sequence
@@ -97,7 +98,8 @@ class BaseDataset(Dataset):
       or to the first method that needs the data.
     - In training, a pipeline that returns ``None`` makes ``__getitem__`` try a random other
       index (numpy's global RNG, as MMEngine), up to ``max_refetch`` times; in ``test_mode``
-      that is an error.
+      that is an error. An error while reading a sample keeps its type and message and gets
+      a note (Python 3.11+) naming the index and the data info's paths.
     """
 
     METAINFO: dict = {}
@@ -145,14 +147,28 @@ class BaseDataset(Dataset):
         if self._fully_initialized:
             return
         self.data_list = self.load_data_list()
+        loaded = len(self.data_list)
         self.data_list = self.filter_data()
         if self._indices is not None:
-            positions = subset_positions(self._indices, len(self.data_list))
+            try:
+                positions = subset_positions(self._indices, len(self.data_list))
+            except IndexError:
+                raise IndexError(self._indices_message(loaded)) from None
             self.data_list = [self.data_list[i] for i in positions]
         if self.serialize_data:
             self.data_bytes, self.data_address = serialize_list(self.data_list)
             self.data_list = []
         self._fully_initialized = True
+
+    def _indices_message(self, loaded: int) -> str:
+        """Why ``indices`` picks past the data infos that ``filter_data`` left."""
+        left = len(self.data_list)
+        bad = next(i for i in self._indices if not -left <= i < left)
+        return (
+            f"{type(self).__name__}: indices={reprlib.repr(self._indices)} picks index {bad}, "
+            f"but filter_data left {left} of the {loaded} data infos loaded (indices count "
+            "the data infos left)"
+        )
 
     @property
     def metainfo(self) -> dict:
@@ -231,19 +247,20 @@ class BaseDataset(Dataset):
 
     def __getitem__(self, idx: int) -> Any:
         init_on_first_read(self)
-        if self.test_mode:
-            data = self.prepare_data(idx)
-            if data is None:
+        first = idx
+        for _ in range(1 if self.test_mode else self.max_refetch + 1):
+            try:
+                data = self.prepare_data(idx)
+            except Exception as err:
+                _note_sample(err, self, idx)
+                raise
+            if data is not None:
+                return data
+            if self.test_mode:
                 raise RuntimeError(
                     f"{type(self).__name__}: the pipeline returned None for index {idx} in "
                     "test_mode; a test pipeline must give every sample"
                 )
-            return data
-        first = idx
-        for _ in range(self.max_refetch + 1):
-            data = self.prepare_data(idx)
-            if data is not None:
-                return data
             idx = self._rand_another()
         raise RuntimeError(
             f"{type(self).__name__}: the pipeline returned None for index {first} and then for "
@@ -321,6 +338,29 @@ class BaseDataset(Dataset):
         for key, value in metainfo.items():
             merged[key] = list_from_file(value) if _is_file(value) else value
         return merged
+
+
+def _note_sample(err: BaseException, dataset: Any, idx: int) -> None:
+    """Add to ``err`` (Python 3.11+) which sample was being read, with the data info's path
+    keys (``*_path``, ``file_name``) when it has them::
+
+        while reading sample 5 of CocoDataset (img_path='data/coco/000005.jpg')
+    """
+    add_note = getattr(err, "add_note", None)
+    if add_note is None:  # Python 3.10
+        return
+    try:
+        info = dict(dataset.get_data_info(idx))
+    except Exception:  # an index out of range, a broken annotation: say what is known
+        info = {}
+    paths = ", ".join(
+        f"{key}={value!r}"
+        for key, value in info.items()
+        if isinstance(key, str) and (key.endswith("_path") or key == "file_name")
+    )
+    add_note(
+        f"while reading sample {idx} of {type(dataset).__name__}" + (f" ({paths})" if paths else "")
+    )
 
 
 def _is_absolute(path: str) -> bool:

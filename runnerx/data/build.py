@@ -12,12 +12,14 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader, Subset
 
+from runnerx.config.config_dict import config_key_path, keyed_copy
 from runnerx.config.errors import ConfigKeyError
 from runnerx.data.collate import pseudo_collate
 from runnerx.data.worker_init import SamplerValue, WorkerSeededLoader
 from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
 from runnerx.dist import get_rank, get_world_size
 from runnerx.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, DefaultScope, NotRegisteredError
+from runnerx.registry.errors import mark_wrapped
 from runnerx.suggest import close_matches
 
 # Keys build_dataloader turns into objects itself; every other key goes to DataLoader.
@@ -62,19 +64,25 @@ def build_dataloader(
     ``diff_rank_seed=True`` (the caller's seed differs by rank) leaves the sampler's seed to
     rank 0, because the ranks must shuffle alike to split the data between them.
     ``num_batch_per_epoch`` cuts the dataset to that many batches (for quick trials). Other
-    keys are DataLoader's own; ``cfg_key`` names the config in error messages.
-    ``dataloader_cfg`` itself is not changed.
+    keys are DataLoader's own. ``dataloader_cfg`` itself is not changed.
+
+    Errors name the config key: ``cfg_key`` (``train_dataloader.batch_size must be ...``), and
+    ``cfg.{cfg_key}.dataset``, ``.sampler``, ``.batch_sampler`` and the pipeline's entries in
+    errors of their builds, also for a plain dict (a config from a file keeps its own paths).
+    Outer builds (a loop that builds its dataloader) pass them on unchanged.
     """
     if isinstance(dataloader_cfg, DataLoader):
         return dataloader_cfg
     if not isinstance(dataloader_cfg, Mapping):
-        raise TypeError(
-            f"{cfg_key} must be a dict or a DataLoader, but got {type(dataloader_cfg).__name__}"
+        raise mark_wrapped(
+            TypeError(
+                f"{cfg_key} must be a dict or a DataLoader, but got {type(dataloader_cfg).__name__}"
+            )
         )
     cfg = dict(dataloader_cfg)  # popped below; the caller's config stays as it is
     _check_keys(cfg, cfg_key)
 
-    dataset = _build_dataset(_pop_required(cfg, "dataset", cfg_key))
+    dataset = _build_dataset(_pop_required(cfg, "dataset", cfg_key), f"{cfg_key}.dataset")
     num_batch_per_epoch = cfg.pop("num_batch_per_epoch", None)
     batch_sampler_cfg = cfg.pop("batch_sampler", None)
     if num_batch_per_epoch is not None:
@@ -86,13 +94,15 @@ def build_dataloader(
     if isinstance(sampler, Mapping):
         sampler_seed = None if diff_rank_seed else seed
         sampler = DATA_SAMPLERS.build(
-            sampler, default_args=dict(dataset=dataset, seed=sampler_seed)
+            _keyed(sampler, f"{cfg_key}.sampler"),
+            default_args=dict(dataset=dataset, seed=sampler_seed),
         )
     batch_sampler = batch_sampler_cfg
     if isinstance(batch_sampler_cfg, Mapping):
         batch_size = cfg.pop("batch_size", 1)
         batch_sampler = DATA_SAMPLERS.build(
-            batch_sampler_cfg, default_args=dict(sampler=sampler, batch_size=batch_size)
+            _keyed(batch_sampler_cfg, f"{cfg_key}.batch_sampler"),
+            default_args=dict(sampler=sampler, batch_size=batch_size),
         )
 
     collate_fn = resolve_function(
@@ -120,7 +130,7 @@ def build_dataloader(
             **extra,
         )
     except (TypeError, ValueError) as err:
-        raise type(err)(f"{cfg_key}: {err}") from err
+        raise mark_wrapped(type(err)(f"{cfg_key}: {err}")) from err
     _refuse_empty(loader, cfg_key)
     return loader
 
@@ -135,15 +145,15 @@ def _refuse_empty(loader: DataLoader, cfg_key: str) -> None:
         return
     dataset = loader.dataset
     if len(dataset) == 0:
-        raise ValueError(
-            f"{cfg_key} yields no batches: its dataset ({type(dataset).__name__}) is empty"
+        why = f"its dataset ({type(dataset).__name__}) is empty"
+    else:
+        samples = len(loader.sampler) if hasattr(loader.sampler, "__len__") else len(dataset)
+        why = (
+            f"its dataset has {len(dataset)} samples ({samples} on this rank), and "
+            f"batch_size={loader.batch_size} with drop_last=True leaves no full batch; lower "
+            f"{cfg_key}.batch_size or set drop_last=False"
         )
-    samples = len(loader.sampler) if hasattr(loader.sampler, "__len__") else len(dataset)
-    raise ValueError(
-        f"{cfg_key} yields no batches: its dataset has {len(dataset)} samples ({samples} on "
-        f"this rank), and batch_size={loader.batch_size} with drop_last=True leaves no full "
-        f"batch; lower {cfg_key}.batch_size or set drop_last=False"
-    )
+    raise mark_wrapped(ValueError(f"{cfg_key} yields no batches: {why}"))
 
 
 def _check_keys(cfg: dict[str, Any], cfg_key: str) -> None:
@@ -153,21 +163,28 @@ def _check_keys(cfg: dict[str, Any], cfg_key: str) -> None:
             continue
         close = close_matches(str(key), known, n=3)
         hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
-        raise TypeError(
-            f"{cfg_key}.{key} is not a dataloader option; {hint}(the options: {', '.join(known)})"
+        raise mark_wrapped(
+            TypeError(
+                f"{cfg_key}.{key} is not a dataloader option; {hint}(the options: "
+                f"{', '.join(known)})"
+            )
         )
     for key, least in (("batch_size", 1), ("num_workers", 0), ("prefetch_factor", 1)):
         value = cfg.get(key)
         whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
         if value is not None and (not whole or value < least):
-            raise ValueError(
-                f"{cfg_key}.{key} must be an int >= {least}, but got {value!r} "
-                f"({type(value).__name__})"
+            raise mark_wrapped(
+                ValueError(
+                    f"{cfg_key}.{key} must be an int >= {least}, but got {value!r} "
+                    f"({type(value).__name__})"
+                )
             )
     if cfg.get("shuffle"):
-        raise ValueError(
-            f"{cfg_key}.shuffle: the sampler shuffles; write "
-            f"{cfg_key}.sampler=dict(type='DefaultSampler', shuffle=True) instead"
+        raise mark_wrapped(
+            ValueError(
+                f"{cfg_key}.shuffle: the sampler shuffles; write "
+                f"{cfg_key}.sampler=dict(type='DefaultSampler', shuffle=True) instead"
+            )
         )
 
 
@@ -177,14 +194,22 @@ def _pop_required(cfg: dict[str, Any], key: str, cfg_key: str) -> Any:
             "dataset": "dataset=dict(type='DigitsDataset', split='train')",
             "sampler": "sampler=dict(type='DefaultSampler', shuffle=True)",
         }[key]
-        raise ConfigKeyError(f"{cfg_key}.{key} is missing; it is required, e.g. {example}")
+        raise mark_wrapped(
+            ConfigKeyError(f"{cfg_key}.{key} is missing; it is required, e.g. {example}")
+        )
     return cfg.pop(key)
 
 
-def _build_dataset(dataset: Any) -> Any:
+def _keyed(cfg: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``cfg`` as a config that errors while building it name as ``cfg.{key}`` (a plain dict,
+    or a ConfigDict on its own); a ConfigDict in a config tree keeps its own path."""
+    return cfg if config_key_path(cfg) else keyed_copy(cfg, key)
+
+
+def _build_dataset(dataset: Any, key: str) -> Any:
     if not isinstance(dataset, Mapping):
         return dataset
-    dataset = DATASETS.build(dataset)
+    dataset = DATASETS.build(_keyed(dataset, key))
     if hasattr(dataset, "full_init"):  # MMEngine's lazily initialised datasets
         dataset.full_init()
     return dataset
@@ -215,16 +240,18 @@ def resolve_function(spec: Any, key_path: str) -> Callable[..., Any]:
     if callable(spec):
         return spec
     if not isinstance(spec, Mapping) or "type" not in spec:
-        raise TypeError(
-            f"{key_path} must be a callable or a dict with a 'type' naming a function "
-            f"registered in FUNCTIONS, but got {spec!r}"
+        raise mark_wrapped(
+            TypeError(
+                f"{key_path} must be a callable or a dict with a 'type' naming a function "
+                f"registered in FUNCTIONS, but got {spec!r}"
+            )
         )
     kwargs = dict(spec)
     function = kwargs.pop("type")
     if isinstance(function, str):
         function = _lookup_function(function, key_path)
     if not callable(function):
-        raise TypeError(f"{key_path}.type must name a function, but got {function!r}")
+        raise mark_wrapped(TypeError(f"{key_path}.type must name a function, but got {function!r}"))
     return functools.partial(function, **kwargs) if kwargs else function
 
 
@@ -244,8 +271,9 @@ def _drop_worker_only_options(cfg: dict[str, Any], cfg_key: str) -> None:
         return
     dropped = [key for key in _WORKER_ONLY_OPTIONS if cfg.pop(key, None)]
     if dropped:
+        verb = "applies" if len(dropped) == 1 else "apply"
         warnings.warn(
-            f"{cfg_key}: {' and '.join(dropped)} only apply with worker processes "
+            f"{cfg_key}: {' and '.join(dropped)} only {verb} with worker processes "
             f"(num_workers > 0); ignored with num_workers={cfg.get('num_workers', 0)}",
             stacklevel=3,
         )

@@ -11,7 +11,8 @@ from runnerx.suggest import close_matches
 if TYPE_CHECKING:
     from runnerx.registry.registry import Registry
 
-# Set on an exception once a build has added its context, so outer builds pass it on unchanged.
+# Set on an exception that already says where in the config it comes from (a build added its
+# context, or its message names its config key), so outer builds pass it on unchanged.
 WRAPPED_MARK = "_runnerx_build_wrapped"
 
 _CUSTOM_IMPORTS_HINT = (
@@ -31,7 +32,8 @@ class NotRegisteredError(RegistryKeyError):
     """A type name that no searched registry knows (and that is not an importable path).
 
     Attributes: ``key`` (the name asked for), ``registries`` (where the search started) and
-    ``path`` (the config key path of the dict being built, when known).
+    ``path`` (the config key path of the dict being built, when known). One with a ``path``
+    names its key, so no outer build adds its context to it.
     """
 
     def __init__(
@@ -42,10 +44,17 @@ class NotRegisteredError(RegistryKeyError):
         self.path = path
         message = not_registered_message(key, self.registries, path) if registries else key
         super().__init__(message)
+        if path is not None:
+            mark_wrapped(self)
 
 
 def mark_wrapped(err: BaseException) -> BaseException:
-    """Mark ``err`` as already carrying build context; returns it."""
+    """Mark ``err`` as already saying where in the config it comes from, so that no outer
+    build puts its ``while building ...`` in front; returns it. Builds mark the errors they
+    add context to; a builder marks its own error whose message names the config key::
+
+        raise mark_wrapped(TypeError(f"{cfg_key}.{key} is not a dataloader option"))
+    """
     try:
         setattr(err, WRAPPED_MARK, True)
     except (AttributeError, TypeError):  # an exception type without __dict__
@@ -54,7 +63,7 @@ def mark_wrapped(err: BaseException) -> BaseException:
 
 
 def is_wrapped(err: BaseException) -> bool:
-    """Whether a build already added its context to ``err``."""
+    """Whether ``err`` already says where in the config it comes from (see mark_wrapped)."""
     return bool(getattr(err, WRAPPED_MARK, False))
 
 

@@ -5,6 +5,8 @@ errors; plus lazy initialisation, serialization and safe pickle annotation files
 import json
 import os
 import pickle
+import sys
+import traceback
 
 import mmengine.dataset as mm_dataset
 import numpy as np
@@ -67,9 +69,22 @@ class TakePath:
         return dict(path=info["img_path"], idx=info["sample_idx"])
 
 
+class FailOn:
+    """Raises for one sample index, as a transform reading a corrupt file would."""
+
+    def __init__(self, index):
+        self.index = index
+
+    def __call__(self, info):
+        if info["sample_idx"] == self.index:
+            raise ValueError("corrupt sample")
+        return dict(idx=info["sample_idx"])
+
+
 for registry in (TRANSFORMS, MM_TRANSFORMS):
     registry.register_module(name="RxTestDropIf", module=DropIf, force=True)
     registry.register_module(name="RxTestTakePath", module=TakePath, force=True)
+TRANSFORMS.register_module(name="RxTestFailOn", module=FailOn, force=True)
 
 
 def entries():
@@ -170,6 +185,47 @@ def test_whole_length_subsets_also_when_serialized(ann_dir, indices):
     for serialize_data in (True, False):
         ours = RxToy(ann_file=str(ann_dir / "ann.json"), serialize_data=serialize_data)
         assert infos(ours.get_subset(indices)) == infos(theirs.get_subset(indices))
+
+
+def test_indices_past_what_filter_data_left_name_both_counts(ann_dir):
+    kwargs = dict(ann_file=str(ann_dir / "ann.json"), filter_cfg=dict(min_cats=1))
+    assert len(RxToy(**kwargs)) == 10  # two entries have no categories
+    with pytest.raises(
+        IndexError,
+        match=r"^RxToy: indices=\[11, 1\] picks index 11, but filter_data left 10 of the 12 "
+        r"data infos loaded \(indices count the data infos left\)$",
+    ):
+        RxToy(**kwargs, indices=[11, 1])
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="BaseException.add_note is 3.11+")
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_an_error_while_reading_a_sample_names_the_sample(ann_dir, num_workers):
+    dataset = dict(
+        type="RxTestToyDataset",
+        ann_file=str(ann_dir / "ann.json"),
+        pipeline=[dict(type="RxTestFailOn", index=5)],
+    )
+    sampler = dict(type="DefaultSampler", shuffle=False)
+    loader = build_dataloader(
+        dict(dataset=dataset, sampler=sampler, batch_size=2, num_workers=num_workers)
+    )
+    with pytest.raises(ValueError, match="corrupt sample") as info:
+        list(loader)
+    shown = "".join(traceback.format_exception(info.value))  # as Python prints it
+    assert (
+        "ValueError: corrupt sample\nwhile reading sample 5 of RxToy (img_path='05.jpg')" in shown
+    )
+    if num_workers == 0:
+        assert str(info.value) == "corrupt sample"  # the original message, the note apart
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="BaseException.add_note is 3.11+")
+def test_a_sample_that_cannot_be_read_at_all_is_named_without_paths(ann_dir):
+    dataset = RxToy(ann_file=str(ann_dir / "ann.json"), data_prefix=dict())
+    with pytest.raises(IndexError, match="index 12 is out of range") as info:
+        dataset[12]
+    assert info.value.__notes__ == ["while reading sample 12 of RxToy"]
 
 
 def test_bad_subset_indices(ann_dir):

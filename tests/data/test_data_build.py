@@ -3,6 +3,7 @@
 import copy
 import functools
 import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -199,3 +200,97 @@ def test_a_dataloader_of_no_batches_is_refused_saying_why():
     with pytest.raises(ValueError, match=r"its dataset \(TensorDataset\) is empty"):
         build_dataloader(digits_cfg(dataset=empty))
     assert len(build_dataloader(digits_cfg(batch_size=5000))) == 1  # a partial batch is fine
+
+
+def _unknown(where):
+    """digits_cfg with an unregistered type at ``where``."""
+    if where == "dataset":
+        return digits_cfg(dataset=dict(type="DigitsDatset"))
+    if where == "sampler":
+        return digits_cfg(sampler=dict(type="DefaultSamplr"))
+    if where == "batch_sampler":
+        return digits_cfg(batch_sampler=dict(type="AspectRatioBatchSampler"))
+    if where == "dataset.pipeline.1":
+        pipeline = [dict(type="Compose", transforms=[]), dict(type="LoadImg")]
+        return digits_cfg(dataset=dict(type="RxBuildTestPipelined", pipeline=pipeline))
+    return digits_cfg(dataset=dict(type="RepeatDataset", times=2, dataset=dict(type="Nope")))
+
+
+@pytest.mark.parametrize(
+    "where", ["dataset", "sampler", "batch_sampler", "dataset.pipeline.1", "dataset.dataset"]
+)
+def test_an_unregistered_type_names_its_key_in_a_plain_dict_as_in_a_file_config(where):
+    from runnerx.config.config_dict import ConfigDict
+    from runnerx.data import BaseDataset
+    from runnerx.registry import DATASETS
+
+    class Pipelined(BaseDataset):
+        def load_data_list(self):
+            return [dict(img_path="0.jpg")]
+
+    DATASETS.register_module(name="RxBuildTestPipelined", module=Pipelined, force=True)
+    plain = _unknown(where)
+    original = copy.deepcopy(plain)
+    from_file = ConfigDict(dict(train_dataloader=_unknown(where))).train_dataloader
+    messages = []
+    for cfg in (plain, from_file):
+        with pytest.raises(NotRegisteredError) as info:
+            build_dataloader(cfg)
+        messages.append(str(info.value))
+    assert f"(cfg.train_dataloader.{where}.type) is not registered" in messages[0]
+    assert messages[0] == messages[1]
+    assert plain == original and type(plain[where.split(".")[0]]) is dict  # not changed
+
+
+def test_a_dataset_that_fails_to_construct_names_its_key_in_a_plain_dict():
+    with pytest.raises(TypeError, match=r"^while building cfg\.val_dataloader\.dataset \(type="):
+        build_dataloader(
+            digits_cfg(dataset=dict(type="DigitsDataset", splt="val")), cfg_key="val_dataloader"
+        )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "start"),
+    [
+        (dict(batchsize=2), TypeError, "train_dataloader.batchsize is not a dataloader option"),
+        (dict(sampler=None, dataset=None), KeyError, "train_dataloader.dataset is missing"),
+        (dict(batch_size=0), ValueError, "train_dataloader.batch_size must be an int >= 1"),
+        (dict(shuffle=True), ValueError, "train_dataloader.shuffle: the sampler shuffles"),
+        (dict(collate_fn=dict(type="no_collate")), KeyError, "'no_collate' (cfg.train_datal"),
+        (dict(collate_fn=5), TypeError, "train_dataloader.collate_fn must be a callable"),
+        (dict(batch_size=5000, drop_last=True), ValueError, "train_dataloader yields no batch"),
+        (dict(timeout=-1), ValueError, "train_dataloader: timeout option should be non-neg"),
+    ],
+)
+def test_an_error_naming_its_key_is_not_prefixed_by_the_build_around_it(overrides, error, start):
+    """A loop builds its dataloader: its ``while building cfg.train_cfg`` would point
+    elsewhere than the key the message names."""
+    from runnerx.config.config_dict import ConfigDict
+
+    loops = Registry("loop", scope="data_build_test")
+
+    @loops.register_module()
+    class Loop:
+        def __init__(self, dataloader):
+            self.dataloader = build_dataloader(dataloader)
+
+    cfg = ConfigDict(dict(train_cfg=dict(type="Loop", dataloader=digits_cfg(**overrides))))
+    with pytest.raises(error) as info:
+        loops.build(cfg.train_cfg)
+    assert str(info.value).startswith(start)
+
+
+def test_a_dataloader_key_typo_under_the_runner_names_only_that_key(tmp_path):
+    from runnerx.runner import Runner
+
+    cfg = Config.fromfile(Path(__file__).parents[2] / "configs/digits_convnet.py")
+    cfg.work_dir = str(tmp_path)
+    cfg.train_dataloader.batchsize = 2
+    with pytest.raises(TypeError) as info:
+        Runner.from_cfg(cfg).train()
+    assert str(info.value).startswith("train_dataloader.batchsize is not a dataloader option")
+
+
+def test_the_worker_only_warning_agrees_in_number():
+    with pytest.warns(UserWarning, match="train_dataloader: persistent_workers only applies with"):
+        build_dataloader(digits_cfg(persistent_workers=True))

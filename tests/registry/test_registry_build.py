@@ -161,6 +161,32 @@ def test_nested_build_wraps_only_once(models):
     assert "(cfg.model.inner.type)" in str(info.value)
 
 
+def test_an_error_that_names_its_key_passes_through_outer_builds(models):
+    from runnerx.registry import NotRegisteredError
+    from runnerx.registry.errors import mark_wrapped
+
+    @models.register_module()
+    class Loop:  # builds its own parts, as a train loop builds its dataloader
+        def __init__(self, raises):
+            raise raises
+
+    def build_loop(raises):
+        cfg = ConfigDict(dict(train_cfg=dict(type="Loop", raises=raises)))
+        return models.build(cfg.train_cfg)
+
+    keyed = mark_wrapped(TypeError("train_dataloader.batchsize is not a dataloader option"))
+    unknown = NotRegisteredError("Pont", [models], "train_dataloader.collate_fn")
+    for raised in (keyed, unknown):
+        with pytest.raises(type(raised)) as info:
+            build_loop(raised)
+        assert info.value is raised and "while building" not in str(info.value)
+    assert "(cfg.train_dataloader.collate_fn.type)" in str(unknown)
+
+    # an error that names no key still says which build it came from
+    with pytest.raises(KeyError, match=r"^while building cfg\.train_cfg \(type='Loop'"):
+        build_loop(NotRegisteredError("Pont"))
+
+
 def test_error_from_plain_dict_omits_path(models):
     with pytest.raises(TypeError) as info:
         models.build(dict(type="Point", bad=1))
