@@ -42,7 +42,8 @@ class LogProcessor:
     Scalars whose name matches ``mean_pattern`` are averaged over the last ``window_size``
     updates, the others show their newest value; ``custom_cfg`` adds or changes statistics
     (see :mod:`runnerx.logging.custom_log_cfg`). ``log_with_hierarchy=True`` keeps the
-    ``train/`` / ``val/`` prefix in the returned tag (what the visualizer receives).
+    ``train/`` / ``val/`` prefix in the returned tag (what the visualizer receives) and, as
+    MMEngine does, in the names of a val/test result line.
 
     In a distributed run, the training values whose name contains ``'loss'`` (the losses
     ``train_step`` returned, smoothed or as ``custom_cfg`` says; not AMP's ``loss_scale``)
@@ -86,7 +87,7 @@ class LogProcessor:
         scalars = self._collect_scalars(runner.message_hub, mode, epoch_length=batch_idx + 1)
         tag = self._tag(scalars, mode)
         header = self._iter_header(runner, batch_idx, mode, tag)
-        parts = [header]
+        parts: list[str] = []
         lr_names = [name for name in scalars if name.endswith("lr")]
         if lr_names:
             parts.append(
@@ -104,7 +105,9 @@ class LogProcessor:
             tag["memory"] = memory
         if mode == "train":
             parts.extend(self._format(name, value) for name, value in scalars.items())
-        return tag, "  ".join(parts)
+        # MMEngine's spacing: val/test lines set their header apart by four spaces
+        gap = "  " if mode == "train" else "    "
+        return tag, f"{header}{gap}{'  '.join(parts)}".rstrip()
 
     def get_log_after_epoch(
         self, runner: Any, batch_idx: int, mode: str, with_non_scalar: bool = False
@@ -139,8 +142,9 @@ class LogProcessor:
             for key, value in hub.runtime_info.items()
             if key.startswith(f"{mode}/")
         }
+        prefix = f"{mode}/" if self.log_with_hierarchy else ""  # as the tags, as MMEngine
         items = [
-            self._format(name, value)
+            self._format(prefix + name, value)
             for name, value in (*metrics.items(), *non_scalars.items(), *times.items())
         ]
         tag = self._tag(metrics, mode)

@@ -122,7 +122,7 @@ def test_val_iteration_line_shows_eta_and_times_only():
     fill_val(runner.message_hub, 5)
     tag, line = LogProcessor().get_log_after_iter(runner, 4, "val")
     # eta = mean time of this loop (0.25 s) * 11 batches left
-    assert line == "Epoch(val) [1][ 5/16]  eta: 0:00:02  time: 0.2500  data_time: 0.0010"
+    assert line == "Epoch(val) [1][ 5/16]    eta: 0:00:02  time: 0.2500  data_time: 0.0010"
     assert tag["epoch"] == 1 and tag["iter"] == 10
 
 
@@ -180,7 +180,7 @@ def test_val_iteration_line_without_training_touches_no_training_attribute():
         delattr(runner, name)  # a test-only Runner cannot answer these
     fill_val(runner.message_hub, 5)
     tag, line = LogProcessor().get_log_after_iter(runner, 4, "val")
-    assert line == "Epoch(val) [0][ 5/16]  eta: 0:00:02  time: 0.2500  data_time: 0.0010"
+    assert line == "Epoch(val) [0][ 5/16]    eta: 0:00:02  time: 0.2500  data_time: 0.0010"
     assert (tag["epoch"], tag["iter"]) == (0, 0)
 
 
@@ -189,18 +189,28 @@ def test_test_and_iteration_based_val_iteration_headers():
     fill_val(runner.message_hub, 5)
     fill_val(runner.message_hub, 5, mode="test")
     _, line = LogProcessor().get_log_after_iter(runner, 4, "test")
-    assert line == "Epoch(test) [ 5/16]  eta: 0:00:02  time: 0.2500  data_time: 0.0010"
+    assert line == "Epoch(test) [ 5/16]    eta: 0:00:02  time: 0.2500  data_time: 0.0010"
     _, line = LogProcessor(by_epoch=False).get_log_after_iter(runner, 4, "val")
-    assert line.startswith("Iter(val) [ 5/16]  eta: ")
+    assert line.startswith("Iter(val) [ 5/16]    eta: ")
 
 
-def test_log_with_hierarchy_prefixes_the_tag_not_the_line():
-    runner = make_runner("lp_hierarchy")
-    fill_train(runner.message_hub)
+def test_log_with_hierarchy_prefixes_the_tags_and_the_result_lines_as_mmengine():
+    runner = make_runner("lp_hierarchy", epoch=1)
+    hub = runner.message_hub
+    fill_train(hub)
     processor = LogProcessor(log_with_hierarchy=True)
     tag, line = processor.get_log_after_iter(runner, 9, "train")
     assert {"train/lr", "train/loss", "train/time", "epoch", "iter"} <= set(tag)
-    assert "lr: 1.0000e-02" in line and "loss: 6.5000" in line
+    assert "  lr: 1.0000e-02" in line and "  loss: 6.5000" in line  # a train line: no prefix
+    fill_val(hub, 16)
+    hub.update_scalar("val/accuracy", 90.0)
+    hub.update_info("val/confusion", torch.eye(2))
+    tag, line = processor.get_log_after_epoch(runner, 16, "val")
+    assert line == (
+        "Epoch(val) [1][16/16]    val/accuracy: 90.0000  "
+        "val/confusion: tensor([[1., 0.], [0., 1.]])  val/data_time: 0.0010  val/time: 0.2500"
+    )
+    assert set(tag) == {"val/accuracy", "val/data_time", "val/time"}
 
 
 def test_custom_cfg_adds_and_replaces_statistics():
