@@ -18,14 +18,15 @@ from runnerx.version import __version__
 class RuntimeInfoHook(Hook):
     """Puts what other components read into ``runner.message_hub`` (one of the default hooks).
 
-    Info: the config text, seed, experiment name, 'max_epochs', 'max_iters', and the current
-    'epoch' and 'iter'. Scalars: 'train/lr' (one per optimizer for several), and before it
-    'train/base_lr' for an optimizer with several param groups (``optim_wrapper.get_lr()``'s
-    keys and first values, as MMEngine logs them), every value the
-    model's ``train_step`` returns as 'train/<name>', and the metrics as 'val/<name>' and
-    'test/<name>'. Loss tensors are stored as they are; the MessageHub converts them only when
-    a line is logged, so no iteration waits for the device. Per iteration, each value costs a
-    list append (:class:`~runnerx.logging.ScalarRecorder`).
+    Info: the config text, seed, experiment name, 'max_epochs', 'max_iters', the current
+    'epoch' and 'iter', and 'loop_stage' ('train', 'val' or 'test' while that loop runs; a
+    validation during training puts 'train' back at its end, as MMEngine's hook does).
+    Scalars: 'train/lr' (one per optimizer for several), and before it 'train/base_lr' for an
+    optimizer with several param groups (``optim_wrapper.get_lr()``'s keys and first values,
+    as MMEngine logs them), every value the model's ``train_step`` returns as 'train/<name>',
+    and the metrics as 'val/<name>' and 'test/<name>'. Loss tensors are stored as they are; the
+    MessageHub converts them only when a line is logged, so no iteration waits for the device.
+    Per iteration, each value costs a list append (:class:`~runnerx.logging.ScalarRecorder`).
     """
 
     priority = "VERY_HIGH"
@@ -37,6 +38,7 @@ class RuntimeInfoHook(Hook):
         # wrapper once: 'train/base_lr' (several param groups) and 'train/lr' of each optimizer
         self._lr_records: list[tuple[str, Any, Callable]] | None = None
         self._output_records: dict[str, tuple[str, Callable]] = {}  # 'loss' -> key, appender
+        self._stage_before_val: Any = None  # 'train' during a validation within training
 
     def _bind(self, hub: Any) -> None:
         """Record into ``hub`` from now on (a new run, or hook points called directly)."""
@@ -57,6 +59,7 @@ class RuntimeInfoHook(Hook):
         """Record the training length and where training starts (after a resume, where it
         resumes). Not in before_run: a val- or test-only run has no training length."""
         hub = runner.message_hub
+        hub.update_info("loop_stage", "train")
         hub.update_info("max_epochs", runner.max_epochs)
         hub.update_info("max_iters", runner.max_iters)
         hub.update_info("epoch", runner.epoch)
@@ -66,6 +69,31 @@ class RuntimeInfoHook(Hook):
         metainfo = getattr(dataset, "metainfo", None)
         if metainfo is not None:
             hub.update_info("dataset_meta", metainfo)
+
+    def after_train(self, runner: Any) -> None:
+        """Training is over: no 'loop_stage'."""
+        runner.message_hub.pop_info("loop_stage")
+
+    def before_val(self, runner: Any) -> None:
+        """'loop_stage' is 'val' (the stage it replaces comes back after)."""
+        self._stage_before_val = runner.message_hub.get_info("loop_stage")
+        runner.message_hub.update_info("loop_stage", "val")
+
+    def after_val(self, runner: Any) -> None:
+        """'loop_stage' is 'train' again in a validation during training, else gone."""
+        if self._stage_before_val == "train":
+            runner.message_hub.update_info("loop_stage", "train")
+        else:
+            runner.message_hub.pop_info("loop_stage")
+        self._stage_before_val = None
+
+    def before_test(self, runner: Any) -> None:
+        """'loop_stage' is 'test'."""
+        runner.message_hub.update_info("loop_stage", "test")
+
+    def after_test(self, runner: Any) -> None:
+        """The test is over: no 'loop_stage'."""
+        runner.message_hub.pop_info("loop_stage")
 
     def before_train_epoch(self, runner: Any) -> None:
         """Keep 'epoch' current."""

@@ -8,7 +8,7 @@ from mmengine.runner import Runner as MMEngineRunner
 from torch import nn
 
 from runnerx.evaluator import Accuracy
-from runnerx.hooks import EmptyCacheHook
+from runnerx.hooks import EmptyCacheHook, Hook
 from runnerx.optim import OptimWrapper
 from runnerx.optim.scheduler import CosineAnnealingLR, LinearLR
 from runnerx.runner import Runner, loops
@@ -159,3 +159,60 @@ def test_a_runner_subclass_can_override_mmengines_set_up_steps(digits_cfg):
     digits_cfg.randomness = dict(seed=7)
     runner = CustomRunner.from_cfg(digits_cfg)
     assert calls == [("setup_env", False), ("set_randomness", 7)] and runner.seed == 7
+
+
+class LoopStages(Hook):
+    """Records MMEngine's 'loop_stage' info where MMEngine's hooks read it."""
+
+    priority = "LOWEST"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, object]] = []
+
+    def _note(self, point: str, runner) -> None:
+        self.seen.append((point, runner.message_hub.get_info("loop_stage")))
+
+    def before_train_epoch(self, runner) -> None:
+        self._note("before_train_epoch", runner)
+
+    def before_val_epoch(self, runner) -> None:
+        self._note("before_val_epoch", runner)
+
+    def after_val(self, runner) -> None:
+        self._note("after_val", runner)
+
+    def after_train(self, runner) -> None:
+        self._note("after_train", runner)
+
+    def before_test_epoch(self, runner) -> None:
+        self._note("before_test_epoch", runner)
+
+    def after_test(self, runner) -> None:
+        self._note("after_test", runner)
+
+
+def test_loop_stage_is_the_running_loop_as_in_mmengine(digits_cfg):
+    digits_cfg.train_cfg.max_epochs = 1
+    digits_cfg.train_dataloader.num_batch_per_epoch = 2
+    runner = Runner.from_cfg(digits_cfg)
+    stages = LoopStages()
+    runner.register_hook(stages)
+    runner.train()
+    # RuntimeInfoHook (VERY_HIGH) acts before this LOWEST hook at every point: after_val has
+    # 'train' back, after_train has none
+    assert stages.seen == [
+        ("before_train_epoch", "train"),
+        ("before_val_epoch", "val"),
+        ("after_val", "train"),
+        ("after_train", None),
+    ]
+    stages.seen.clear()
+    runner.val()
+    runner.test()
+    assert stages.seen == [
+        ("before_val_epoch", "val"),
+        ("after_val", None),
+        ("before_test_epoch", "test"),
+        ("after_test", None),
+    ]
+    assert "loop_stage" not in runner.message_hub.runtime_info
