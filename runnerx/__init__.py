@@ -1,6 +1,8 @@
 """runnerx: MMEngine-style configs and registries, and a fast, dependable training Runner.
 
-Only the public API lives here. Importing runnerx does not import torch or anything optional.
+Only the public API lives here: Config, the registries and their build helpers, and the
+Runner (``from runnerx import Runner``). Importing runnerx does not import torch or anything
+optional; the Runner is loaded when first named.
 
 The names MMEngine's top level offers (``from mmengine import load, MessageHub``) are here
 too, so that ported code changes only ``mmengine`` to ``runnerx``; each comes from the
@@ -58,7 +60,13 @@ _MMENGINE_NAMES = {
     "runnerx.logging": ("HistoryBuffer", "MMLogger", "MessageHub", "print_log"),
     "runnerx.utils": tuple(_utils.__all__),
 }
-_MODULE_OF = {name: module for module, names in _MMENGINE_NAMES.items() for name in names}
+#: runnerx's own top-level names beside MMEngine's, loaded when first used as well
+_RUNNERX_NAMES = {"runnerx.runner": ("Runner",)}
+_MODULE_OF = {
+    name: module
+    for module, names in (*_MMENGINE_NAMES.items(), *_RUNNERX_NAMES.items())
+    for name in names
+}
 
 __getattr__ = _utils.lazy_attributes(__name__, _MODULE_OF)
 

@@ -656,6 +656,15 @@ def test_top_level_logging_names_are_imported_on_first_use():
     assert run_python(code) == "False True"
 
 
+def test_the_runner_is_a_top_level_name_loaded_on_first_use():
+    code = (
+        "import sys, runnerx; before = 'torch' in sys.modules; "
+        "from runnerx import Runner; import runnerx.runner; "
+        "print(before, Runner is runnerx.runner.Runner, 'Runner' in runnerx.__all__)"
+    )
+    assert run_python(code) == "False True True"
+
+
 def test_visualization_does_not_import_the_trackers():
     code = (
         "import sys; from runnerx.visualization import WandbVisBackend, MLflowVisBackend; "
