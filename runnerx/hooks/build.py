@@ -90,10 +90,18 @@ def _build(cfg: Any, where: str, default: dict[str, Any] | None) -> Hook:
     if isinstance(cfg, Hook):
         return cfg
     if not isinstance(cfg, Mapping):
+        dict_as_text = isinstance(cfg, str) and cfg.strip().startswith("{")
         raise TypeError(
             f"{where} must be a hook config dict or a Hook"
             + (" (or None to turn it off)" if default is not None else "")
             + f", got {type(cfg).__name__}: {cfg!r}"
+            + (
+                "; --cfg-options gives no dicts, only values, lists and tuples: add the hook "
+                "in a config that inherits this one (_base_ = 'CONFIG'; custom_hooks = "
+                "[dict(type=...)]), or set its keys one by one (default_hooks.NAME.KEY=VALUE)"
+                if dict_as_text
+                else ""
+            )
         )
     if not cfg and default is not None:
         _warn_empty_default(where, default)

@@ -111,6 +111,12 @@ def test_a_config_from_a_file_builds_and_is_left_unchanged():
         (dict(logger=3), None, TypeError, r"default_hooks.logger must be a hook config .*got int"),
         (None, dict(type="EmptyCacheHook"), TypeError, "custom_hooks must be a list"),
         (None, [None], TypeError, r"custom_hooks\[0\] must be a hook config dict or a Hook"),
+        (  # what --cfg-options "custom_hooks=[{'type':'EMAHook'}]" gives
+            None,
+            ["{'type':'EMAHook'}"],
+            TypeError,
+            r"got str: .*--cfg-options gives no dicts.*custom_hooks = \[dict\(type=\.\.\.\)\]",
+        ),
         (
             None,
             [dict(type="EmptyCacheHook", priority="SOON")],
