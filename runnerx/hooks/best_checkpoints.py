@@ -4,11 +4,18 @@
 The MessageHub keeps, per metric, MMEngine's ``best_score`` / ``best_ckpt`` (the single best;
 ``best_score_<metric>`` / ``best_ckpt_<metric>`` with several metrics) and, with
 ``max_keep_best > 1``, ``best_ckpts`` (``best_ckpts_<metric>``): the kept ``(score, path)``
-pairs, best first. Checkpoints carry them, so a resumed run goes on pruning the right files; a
-run resumed from a checkpoint without the list (an older runnerx, MMEngine, or
-``max_keep_best=1``) starts it from the single best. The records hold absolute paths: in a
-copied work dir, or a run resumed into another one, they are taken to mean the files of the
-same names in this run's folder; files elsewhere are never removed.
+pairs, best first; and ``best_for`` (``best_for_<metric>``): the ``(metric, rule)`` they are
+for. Checkpoints carry them, so a resumed run goes on pruning the right files; a run resumed
+from a checkpoint without the list (an older runnerx, MMEngine, or ``max_keep_best=1``) starts
+it from the single best. The records hold absolute paths: in a copied work dir, or a run
+resumed into another one, they are taken to mean the files of the same names in this run's
+folder; files elsewhere are never removed.
+
+A resumed record of another metric or rule (``save_best`` or ``rule`` changed on resume) is not
+compared with: the metric starts its own best, and the record's files stay. A record without
+``best_for`` (an older runnerx's, MMEngine's) is taken to be the metric's when its files are
+named ``best_<metric>_<step file>``, under the same rule; any other is treated as another
+metric's, so that no file is removed, and no score compared, on a guess.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 import pickle
+import re
 import shutil
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,6 +38,11 @@ from runnerx.suggest import close_matches
 
 #: The MessageHub info that lists the kept best checkpoints (with ``_<metric>`` for several).
 KEPT_KEY = "best_ckpts"
+#: The MessageHub info that says which ``(metric, rule)`` the records are for.
+FOR_KEY = "best_for"
+#: What follows ``best_<metric>_`` in a best checkpoint's name: the periodic checkpoint's name
+#: (``epoch_3.pth``, ``iter_400.pth``, ``ckpt_003.pth``)
+_STEP_FILE = re.compile(r"[A-Za-z]*_?\d+(\.\w+)*")
 _WORST = {"greater": -math.inf, "less": math.inf}
 
 
@@ -65,19 +78,26 @@ class BestCheckpoints:
         self.copies: CheckpointCopies | None = None
         # record key -> (score, path) best first; one key for the one metric, 'auto' or named
         self._kept: dict[str, list[tuple[Any, str | None]]] = {}
+        # record key -> (the resumed records, their best_for) until the metric's rule is known
+        self._unsettled: dict[str, tuple[list, Any]] = {}
 
     def record_key(self, name: str, metric: str) -> str:
         """MessageHub key of a record (MMEngine's names: ``best_score``, ``best_ckpt``)."""
         return f"{name}_{metric}" if self.several else name
 
     def resume(
-        self, runner: Any, metrics: Sequence[str], out_dir: str, copies: CheckpointCopies | None
+        self,
+        runner: Any,
+        rules: dict[str, str | None],
+        out_dir: str,
+        copies: CheckpointCopies | None,
     ) -> None:
-        """Settle where best checkpoints go; pick up the kept lists from the MessageHub (what a
-        resumed checkpoint recorded), removing those beyond ``max_keep`` (a run that kept more)."""
+        """Settle where best checkpoints go; pick up the kept lists of the ``rules``' metrics
+        from the MessageHub (what a resumed checkpoint recorded). Those of a named metric are
+        settled now, 'auto''s at its first validation (see :meth:`_settle`)."""
         self.out_dir, self.copies = out_dir, copies
-        hub, dropped, elsewhere = runner.message_hub, [], set()
-        for metric in metrics:
+        hub = runner.message_hub
+        for metric in rules:
             listed = hub.get_info(self.record_key(KEPT_KEY, metric))
             if listed is not None:
                 recorded = [(score, path) for score, path in listed]
@@ -85,26 +105,59 @@ class BestCheckpoints:
                 score = hub.get_info(self.record_key("best_score", metric))
                 path = hub.get_info(self.record_key("best_ckpt", metric))
                 recorded = [] if score is None else [(score, path)]
-            # a path elsewhere keeps its score (the rank to beat), but not its file
-            kept = [(score, in_out_dir(path, out_dir)) for score, path in recorded]
-            elsewhere.update(
-                os.path.dirname(path)
-                for (_, path), (_, ours) in zip(recorded, kept)
-                if path and not ours
-            )
-            self._kept[self.record_key(KEPT_KEY, metric)] = kept[: self.max_keep]
-            dropped += [path for _, path in kept[self.max_keep :] if path]
-            if listed is not None and self.max_keep == 1:  # MMEngine's records only, as k=1 has
-                hub.pop_info(self.record_key(KEPT_KEY, metric))
-            if kept != recorded or len(kept) > self.max_keep:
-                self._record(hub, metric)
+            key = self.record_key(KEPT_KEY, metric)
+            self._unsettled[key] = (recorded, hub.get_info(self.record_key(FOR_KEY, metric)))
+        named = {metric: rule for metric, rule in rules.items() if metric != "auto"}
+        self._settle(runner, named)  # 'auto''s rule and metric are known at its first scores
+
+    def _settle(self, runner: Any, rules: dict[str, str]) -> None:
+        """Once per metric, before its first score: drop a resumed record of another metric or
+        rule (its files stay, logged), else take it over, cut to ``max_keep`` (removing the
+        rest); records of files in another folder are logged (once for all metrics)."""
+        elsewhere: set[str] = set()
+        for metric, rule in rules.items():
+            key = self.record_key(KEPT_KEY, metric)
+            if key in self._unsettled:
+                elsewhere |= self._take_over(runner, metric, rule, *self._unsettled.pop(key))
         if elsewhere:
             runner.logger.warning(
                 f"CheckpointHook: the best checkpoints the resumed run recorded lie in "
-                f"{', '.join(sorted(elsewhere))}, not in {out_dir}; they are left alone (their "
-                "scores still rank: a new best checkpoint is saved here once it beats them)"
+                f"{', '.join(sorted(elsewhere))}, not in {self.out_dir}; they are left alone "
+                "(their scores still rank: a new best checkpoint is saved here once it beats them)"
             )
-        self._remove(runner, dropped)
+
+    def _take_over(
+        self, runner: Any, metric: str, rule: str, recorded: list, owner: Any
+    ) -> set[str]:
+        """Settle ``metric``'s resumed ``recorded`` (score, path) list; the folders of its files
+        that lie outside the out dir."""
+        key = self.record_key(KEPT_KEY, metric)
+        hub = runner.message_hub
+        self._kept[key] = []
+        if recorded and not _records_of(owner, recorded, metric, rule):
+            for name in ("best_score", "best_ckpt", KEPT_KEY, FOR_KEY):
+                hub.pop_info(self.record_key(name, metric))
+            was = f"is for {owner[0]} ({owner[1]})" if owner else "does not say its metric"
+            files = ", ".join(os.path.basename(str(path)) for _, path in recorded if path)
+            runner.logger.warning(
+                f"CheckpointHook: the resumed best checkpoint record {was}, not {metric} "
+                f"({rule}): {metric} starts its own best; the recorded files stay "
+                f"({files or 'none'}), no longer replaced by save_best"
+            )
+            return set()
+        # a path elsewhere keeps its score (the rank to beat), but not its file
+        kept = [(score, in_out_dir(path, self.out_dir)) for score, path in recorded]
+        self._kept[key] = kept[: self.max_keep]
+        if self.max_keep == 1:  # MMEngine's records only, as k=1 has
+            hub.pop_info(self.record_key(KEPT_KEY, metric))
+        if recorded:
+            self._record(hub, metric, rule)
+        self._remove(runner, [path for _, path in kept[self.max_keep :] if path])
+        return {
+            os.path.dirname(path)
+            for (_, path), (_, ours) in zip(recorded, kept)
+            if path and not ours
+        }
 
     def update(
         self, runner: Any, rules: dict[str, str], metrics: dict, step_file: str, at: str
@@ -113,6 +166,7 @@ class BestCheckpoints:
         ones (``at``: '4 epoch' for the log); whether any did."""
         raise_if_a_save_failed(runner)
         entered = False
+        self._settle(runner, rules)
         for metric, rule in rules.items():
             if metric not in metrics:
                 close = close_matches(metric, [str(name) for name in metrics], n=1)
@@ -163,14 +217,15 @@ class BestCheckpoints:
         place = next((i for i, (old, _) in enumerate(kept) if RULES[rule](score, old)), len(kept))
         kept.insert(place, (score, path))
         self._kept[key] = kept[: self.max_keep]
-        self._record(hub, metric)
+        self._record(hub, metric, rule)
         return [old for _, old in kept[self.max_keep :] if old]
 
-    def _record(self, hub: Any, metric: str) -> None:
+    def _record(self, hub: Any, metric: str, rule: str) -> None:
         kept = self._kept[self.record_key(KEPT_KEY, metric)]
         if kept:
             hub.update_info(self.record_key("best_score", metric), kept[0][0])
             hub.update_info(self.record_key("best_ckpt", metric), kept[0][1])
+            hub.update_info(self.record_key(FOR_KEY, metric), (metric, rule))
         if self.max_keep > 1:
             hub.update_info(self.record_key(KEPT_KEY, metric), list(kept))
 
@@ -239,6 +294,18 @@ def in_out_dir(path: str | None, out_dir: str) -> str | None:
     if not path or _lies_in(path, out_dir):
         return path
     return same_name_in(out_dir, path)
+
+
+def _records_of(owner: Any, recorded: list, metric: str, rule: str) -> bool:
+    """Whether resumed best records are ``metric``'s under ``rule``: as their ``owner``
+    (``best_for``) says, or, without one, as the names of all their files say."""
+    if owner is not None:
+        return tuple(owner) == (metric, rule)
+    prefix = f"best_{metric}_".replace("/", "_")
+    names = [os.path.basename(os.path.normpath(path)) if path else "" for _, path in recorded]
+    return all(
+        name.startswith(prefix) and _STEP_FILE.fullmatch(name[len(prefix) :]) for name in names
+    )
 
 
 def _lies_in(path: str, folder: str) -> bool:

@@ -24,16 +24,11 @@ from runnerx.hooks.best_checkpoints import (
     upload_when_complete,
 )
 from runnerx.hooks.hook import Hook
+from runnerx.hooks.kept_checkpoints import FINITE_CANDIDATE, LAST_FINITE_CKPT, KeptCheckpoints
 from runnerx.hooks.metric_rule import DEFAULT_GREATER_KEYS, DEFAULT_LESS_KEYS, infer_rule
 from runnerx.logging import print_log
 from runnerx.registry import HOOKS
 
-#: MessageHub info: the last checkpoint saved while the logged losses were finite, which
-#: LoggerHook names when training diverges; max_keep_ckpts does not remove it
-LAST_FINITE_CKPT = "last_finite_ckpt"
-#: MessageHub info: the checkpoint LoggerHook would name as LAST_FINITE_CKPT if the next logged
-#: losses were not finite; max_keep_ckpts keeps it until a newer one takes its place
-FINITE_CANDIDATE = "finite_ckpt_candidate"
 #: MessageHub info: the file name of the checkpoint a stop (PreemptionHook) saved outside the
 #: interval; with max_keep_ckpts > 0, the next periodic checkpoint replaces it
 STOP_CKPT = "stop_ckpt"
@@ -150,7 +145,7 @@ class CheckpointHook(Hook):
         self.last_ckpt: str | None = None
         self._out_dir: str | None = None  # settled in before_train
         self._copies: CheckpointCopies | None = None
-        self._kept_steps: list[int] = []
+        self._kept = KeptCheckpoints(max_keep_ckpts)
         self._saved: tuple[int, int] | None = None  # (step, iterations) of the last save
 
     def _infer(self, key: str) -> str:
@@ -185,21 +180,33 @@ class CheckpointHook(Hook):
         if is_main_process():
             self._remove_partial_files(runner, work_dir)
             self._warn_of_an_earlier_run(runner, work_dir)
-        self._best.resume(runner, self.save_best, self._out_dir, self._copies)
+        self._best.resume(runner, self.rules, self._out_dir, self._copies)
         if self.max_keep_ckpts > 0:
-            self._kept_steps = list(runner.message_hub.get_info("keep_ckpt_ids") or [])
-            self._remove(runner, self._trim(runner.message_hub))
+            beyond = self._kept.resume(runner, self._out_dir, self.filename_tmpl.format)
+            self._remove(runner, beyond)
 
     def _warn_of_an_earlier_run(self, runner: Any, work_dir: str) -> None:
-        """Say so when this run will save over the checkpoints of another run in the work dir
-        (one it does not resume): files of the same names are replaced."""
+        """Say so when this run will save over checkpoints in the work dir newer than the one it
+        starts from: another run's (one it does not resume), or, resumed from an older
+        checkpoint of the work dir's run, that run's later ones."""
         earlier = find_latest_checkpoint(work_dir)
-        if earlier and runner.message_hub.get_info("last_ckpt") != earlier:
+        resumed = runner.message_hub.get_info("last_ckpt")  # restored by a resume only
+        if not earlier or resumed == earlier:
+            return
+        folders = {os.path.realpath(work_dir), os.path.realpath(self._out_dir)}
+        if resumed and os.path.dirname(os.path.realpath(resumed)) in folders:
             runner.logger.warning(
-                f"{work_dir} holds the checkpoints of an earlier run (its last: {earlier}); "
-                "this run saves checkpoints of the same names over them: continue that run "
-                "with --resume (resume=True), or train in another --work-dir"
+                f"resumed after {runner.iter} iterations, from a checkpoint older than the "
+                f"work dir's newest, {earlier}: the checkpoints saved after it are replaced as "
+                f"training reaches them, and last_checkpoint names {earlier} until this run "
+                "saves one (to keep them, resume into another --work-dir)"
             )
+            return
+        runner.logger.warning(
+            f"{work_dir} holds the checkpoints of an earlier run (its last: {earlier}); "
+            "this run saves checkpoints of the same names over them: continue that run "
+            "with --resume (resume=True), or train in another --work-dir"
+        )
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
@@ -273,8 +280,7 @@ class CheckpointHook(Hook):
         if self.max_keep_ckpts > 0 and runner.iter >= runner.max_iters:
             hub = runner.message_hub
             hub.pop_info(FINITE_CANDIDATE)  # training is over: nothing to hold for
-            released = self._take_stop_checkpoint(hub) + self._trim(hub)
-            hub.update_info("keep_ckpt_ids", list(self._kept_steps))
+            released = self._take_stop_checkpoint(hub) + self._kept.trim(hub)
             if released:
                 after_pending_writes(lambda: self._remove(runner, released))
         if not self.published_keys or not is_main_process():
@@ -296,15 +302,13 @@ class CheckpointHook(Hook):
 
     def _save(self, runner: Any, step: int, meta: dict) -> None:
         raise_if_a_save_failed(runner)
-        dropped: list[str] = []
+        filename, dropped = self.filename_tmpl.format(step), []
         if self.max_keep_ckpts > 0:
-            if not self._kept_steps or self._kept_steps[-1] != step:
-                self._kept_steps.append(step)
-            dropped = self._take_stop_checkpoint(runner.message_hub)
-            dropped += self._trim(runner.message_hub)
-            runner.message_hub.update_info("keep_ckpt_ids", list(self._kept_steps))
+            hub = runner.message_hub
+            dropped = self._take_stop_checkpoint(hub)
+            dropped += self._kept.add(hub, step, os.path.join(self._out_dir, filename))
         self._saved = (step, meta["iter"])
-        self._write(runner, self.filename_tmpl.format(step), meta, dropped)
+        self._write(runner, filename, meta, dropped)
 
     def _write(self, runner: Any, filename: str, meta: dict, dropped: list[str]) -> None:
         """Save the newest checkpoint, ``filename`` in the out dir; remove ``dropped`` then."""
@@ -331,19 +335,6 @@ class CheckpointHook(Hook):
         if not self.by_epoch:
             return self.filename_tmpl.format(iterations)
         return f"iter_{iterations}{os.path.splitext(self.filename_tmpl)[1] or '.pth'}"
-
-    def _trim(self, hub: Any) -> list[str]:
-        """Cut the kept steps to ``max_keep_ckpts``; the paths of the ones cut, oldest first.
-        LoggerHook's candidate for the last finite checkpoint stays (beyond the count) until
-        a newer one takes its place: its logged losses are not known yet."""
-        excess = len(self._kept_steps) - self.max_keep_ckpts
-        if excess <= 0:
-            return []
-        candidate = os.path.basename(hub.get_info(FINITE_CANDIDATE) or "")
-        held = [s for s in self._kept_steps[:excess] if self.filename_tmpl.format(s) == candidate]
-        dropped = [s for s in self._kept_steps[:excess] if s not in held]
-        self._kept_steps = held + self._kept_steps[excess:]
-        return [os.path.join(self._out_dir, self.filename_tmpl.format(s)) for s in dropped]
 
     def _take_stop_checkpoint(self, hub: Any) -> list[str]:
         """The checkpoint an earlier stop saved, now replaced (unless LoggerHook's candidate)."""

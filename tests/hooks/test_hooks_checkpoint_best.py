@@ -228,8 +228,14 @@ def test_k_1_is_the_single_best_checkpoint_with_mmengine_records(make_runner):
     runner = train_keeping_best(make_runner, 1, rule="greater")
     assert best_files(runner.work_dir) == ["best_scripted_score_epoch_4.pth"]
     info = runner.message_hub.runtime_info
-    assert {key for key in info if key.startswith("best_")} == {"best_score", "best_ckpt"}
+    # and which metric and rule they are for (runnerx's)
+    assert {key for key in info if key.startswith("best_")} == {
+        "best_score",
+        "best_ckpt",
+        "best_for",
+    }
     assert info["best_score"] == 0.9
+    assert info["best_for"] == ("scripted/score", "greater")
 
 
 def test_tools_test_best_takes_the_best_scoring_of_the_kept_ones(make_runner):

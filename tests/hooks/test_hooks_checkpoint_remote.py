@@ -108,7 +108,8 @@ def test_resume_reads_the_work_dir_and_max_keep_ckpts_carries_over_in_both(make_
     resumed = make_runner({**hook, "max_keep_ckpts": 1}, max_epochs=3, resume=True)
     resumed.train()
     local_epoch_2 = os.path.join(resumed.work_dir, "epoch_2.pth")
-    assert f"resumed from {local_epoch_2} at epoch 2" in log_text(resumed)
+    resumed_line = f"resumed from {local_epoch_2}: 2 epochs (8 iterations) done, epoch 3 starts"
+    assert resumed_line in log_text(resumed)
     assert pth_files(resumed.work_dir) == ["epoch_3.pth"]
     assert_same_files(resumed.work_dir, store_dir)
 
