@@ -1,165 +1,67 @@
-"""What a resume checks and tells the user: the config that changed since the checkpoint, a
-schedule with nothing left to train, a model that does not match, a checkpoint without the
-training state or of another optimizer, and a ``last_checkpoint`` file that names a file in
-another work dir (a copied one); :mod:`~runnerx.checkpoint.work_dir_checkpoints` says what a
-work dir holds when it names none.
+"""What a resume checks and tells the user: where training continues, a schedule with
+nothing left to train, a model that does not match, a checkpoint without the training state
+or of another optimizer, and a ``last_checkpoint`` file that names a file in another work
+dir (a copied one); :mod:`~runnerx.checkpoint.work_dir_checkpoints` says what a work dir
+holds when it names none.
 
 Resuming is exact, as in MMEngine: weights, optimizer, schedulers and counters continue as
-saved, so a changed learning rate in the config is not used; these checks say so instead of
-resuming silently.
+saved; these checks say what that means instead of resuming silently
+(:mod:`~runnerx.checkpoint.config_changes` compares the configs).
 """
 
 from __future__ import annotations
 
-import ast
 import os
 import re
-from collections.abc import Iterator
 from typing import Any
 
-#: Keys a resumed run is expected to change: where it runs and from what, and a schedule
-#: extended to train on (checked by :func:`warn_if_nothing_left`); ``randomness.seed`` has
-#: its own warning. Prefixes of dotted key paths.
-EXPECTED_CHANGES = (
-    "work_dir",
-    "resume",
-    "load_from",
-    "launcher",
-    "unsafe_load",
-    "train_cfg.max_epochs",
-    "train_cfg.max_iters",
-    "randomness.seed",
-)
-#: Keys whose effect a resume replaces by the saved state: the optimizer's hyperparameters
-#: (its param groups are restored) and the schedulers (their state is restored).
-_OPTIMIZER_KEYS = re.compile(r"^(auto_scale_lr|optim_wrapper(\.\w+)?\.(optimizer|paramwise_cfg))\b")
-_SCHEDULER_KEYS = re.compile(r"^param_scheduler\b")
-_SHOWN = 8  # changed keys named in the warning
+_SHOWN = 8  # names of each kind in a message
 
 
-def warn_of_config_changes(
-    runner: Any, path: str, saved_text: Any, optimizer: bool, schedulers: bool
-) -> None:
-    """Log one warning naming the keys whose values differ between the config the checkpoint
-    at ``path`` was saved with (``meta['cfg']``, its text) and this run's, leaving out
-    :data:`EXPECTED_CHANGES`; for the optimizer's and the schedulers' keys (when their state,
-    ``optimizer`` / ``schedulers``, was restored) it says the saved state wins and how to
-    start from the weights instead. The texts are read as data, never run."""
-    current_text = getattr(runner, "cfg_text", None)
-    if not saved_text or not current_text or not isinstance(saved_text, str):
-        return
-    before, now = _config_values(saved_text), _config_values(current_text)
-    if before is None or now is None:
-        return
-    old, new = dict(_leaves(before)), dict(_leaves(now))
-    changed = [
-        key
-        for key in dict.fromkeys([*new, *old])
-        if old.get(key, _ABSENT) != new.get(key, _ABSENT)
-        and not key.startswith(tuple(f"{k}." for k in EXPECTED_CHANGES))
-        and key not in EXPECTED_CHANGES
-    ]
-    if not changed:
-        return
-    shown = ", ".join(
-        f"{key} {_short(old.get(key, _ABSENT))} -> {_short(new.get(key, _ABSENT))}"
-        for key in changed[:_SHOWN]
-    )
-    more = f" (and {len(changed) - _SHOWN} more)" if len(changed) > _SHOWN else ""
-    message = f"resume: the config differs from the one {path} was saved with: {shown}{more}"
-    overridden = [
-        key
-        for key in changed
-        if (optimizer and _OPTIMIZER_KEYS.match(key)) or (schedulers and _SCHEDULER_KEYS.match(key))
-    ]
-    if overridden:
-        message += (
-            f". Not used: {', '.join(overridden[:_SHOWN])}, since a resume restores the optimizer "
-            "and the parameter schedulers as saved (exact resume, as in MMEngine); to train "
-            f"with the new values, start a new run from these weights: load_from='{path}' and "
-            "resume=False"
-        )
-    runner.logger.warning(message)
-
-
-class _Code(str):
-    """A config value that is not plain data, kept as its source text."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-class _Absent:
-    """A key one of the configs lacks."""
-
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-_ABSENT = _Absent()
-
-
-def _config_values(text: str) -> dict | None:
-    """The top-level keys of a config written as Python (``Config.pretty_text``, MMEngine's
-    too) and their values, read without running the text: literals and ``dict(...)`` calls
-    as values, anything else as its source text. None when the text is not Python."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    values = {}
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            target = statement.targets[0]
-            if isinstance(target, ast.Name):
-                values[target.id] = _value(statement.value)
-            elif isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
-                values[str(target.slice.value)] = _value(statement.value)  # globals()['a-b']
-    return values
-
-
-def _value(node: ast.expr) -> Any:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        pass
-    if _is_dict_call(node):  # dict(a=1, ...), as configs write dicts
-        return {keyword.arg: _value(keyword.value) for keyword in node.keywords}  # type: ignore[attr-defined]
-    if isinstance(node, ast.Dict) and all(isinstance(key, ast.Constant) for key in node.keys):
-        return {key.value: _value(item) for key, item in zip(node.keys, node.values)}  # type: ignore[union-attr]
-    if isinstance(node, (ast.List, ast.Tuple)):
-        items = [_value(item) for item in node.elts]
-        return items if isinstance(node, ast.List) else tuple(items)
-    return _Code(ast.unparse(node))
-
-
-def _is_dict_call(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "dict"
-        and not node.args
-        and all(keyword.arg for keyword in node.keywords)
-    )
-
-
-def _leaves(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """(dotted key path, value) of every value in a config, through dicts and lists of dicts
-    (``param_scheduler.1.end``, as ``--cfg-options`` writes it)."""
-    if isinstance(value, dict) and value:
-        items: Any = value.items()
-    elif isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
-        items = enumerate(value)
+def resumed_line(loop: Any, path: str, position: dict | None = None) -> str:
+    """The line a resume from ``path`` logs, in the terms of the training log that follows
+    (``Epoch(train) [2][8/23]``, ``Iter(train) [31/92]``): the iterations done and where
+    training continues, e.g. ``resumed from .../iter_30.pth: 30 iterations done, epoch 2
+    continues at batch 8 of 23``. Call it once the loop knows the batches it skips;
+    ``position`` is the checkpoint's data position (an epoch it had begun and the loop
+    starts over is told so)."""
+    unit = getattr(loop, "unit", None)  # a loop of runnerx's (or a subclass of one)
+    if unit is None:
+        return f"resumed from {path} at epoch {loop.epoch}, iter {loop.iter}"
+    done = _count(loop.iter, "iteration")
+    if unit == "iteration":
+        if loop.iter >= loop.max_iters:
+            return f"resumed from {path}: {done} done, nothing left to train"
+        where = f"continues at iteration {loop.iter + 1} of {loop.max_iters}"
+        return f"resumed from {path}: {done} done, {where}"
+    # the batches of this epoch a resume skips (the loop's, set by resume_data_position)
+    skip = getattr(loop, "_resume_batches", 0)
+    begun = bool(position and position.get("epoch") == loop.epoch and position.get("batches"))
+    epoch, length = loop.epoch + 1, _length(loop.dataloader)
+    if not begun:
+        done = f"{_count(loop.epoch, 'epoch')} ({done})"
+    if loop.epoch >= loop.max_epochs:
+        where = "nothing left to train"
+    elif not skip:
+        where = f"epoch {epoch} starts over" if begun else f"epoch {epoch} starts"
+    elif length is not None and skip >= length:  # saved after the epoch's last iteration
+        where = f"epoch {epoch} ends (its {length} batches are done)"
     else:
-        yield prefix, value
-        return
-    for key, item in items:
-        yield from _leaves(item, f"{prefix}.{key}" if prefix else str(key))
+        where = f"epoch {epoch} continues at batch {skip + 1}" + (
+            "" if length is None else f" of {length}"
+        )
+    return f"resumed from {path}: {done} done, {where}"
 
 
-def _short(value: Any, width: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= width else f"{text[: width - 3]}..."
+def _length(dataloader: Any) -> int | None:
+    try:
+        return len(dataloader)
+    except TypeError:  # an iterable dataset without a length
+        return None
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def warn_if_nothing_left(runner: Any, path: str) -> None:

@@ -28,7 +28,9 @@ from runnerx.parallel import (
 from runnerx.runner.environment import capture_rng_state, restore_rng_state
 from runnerx.version import __version__
 
+from .config_changes import warn_of_config_changes
 from .diverged_weights import warn_if_diverged
+from .ema_weights import resume_training_weights
 from .io import load_checkpoint, load_model_weights, save_checkpoint
 from .loader import CheckpointLoader
 from .mmengine_compat import convert_mmengine_message_hub
@@ -37,8 +39,8 @@ from .resume_checks import (
     follow_copied_work_dir,
     in_work_dir,
     model_mismatch,
+    resumed_line,
     warn_if_nothing_left,
-    warn_of_config_changes,
     warn_without_training_state,
 )
 from .work_dir_checkpoints import missing_last_checkpoint, newest_best_checkpoint, resume_from_best
@@ -138,8 +140,10 @@ def resume_runner(
         runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
     else:
         checkpoint = load_checkpoint(path, unsafe_load=runner.unsafe_load)
+        saved_weights = dict(checkpoint.get("state_dict") or {})
         # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
         runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
+        resume_training_weights(runner, checkpoint, path, saved_weights)
         try:
             load_model_weights(runner.model, checkpoint, strict=True)
         except RuntimeError as error:  # torch's own message names neither the key nor a cure
@@ -154,7 +158,7 @@ def resume_runner(
             "the training dataset's metainfo differs from the one the checkpoint was trained "
             f"on ({path}); check that the checkpoint and the dataset belong together"
         )
-    _continue_seed(runner, meta.get("seed"))
+    _continue_seed(runner, meta.get("seed"), path)
     loop = runner.train_loop
     loop._epoch = int(meta.get("epoch", 0))
     loop._iter = int(meta.get("iter", 0))
@@ -171,7 +175,10 @@ def resume_runner(
     warn_without_training_state(runner, path, checkpoint, resume_optimizer, resume_param_scheduler)
     optimizer_restored = (resume_optimizer and "optimizer" in checkpoint) or os.path.isdir(path)
     schedulers_restored = resume_param_scheduler and "param_schedulers" in checkpoint
-    warn_of_config_changes(runner, path, meta.get("cfg"), optimizer_restored, schedulers_restored)
+    data_seed = checkpoint.get("dataloader", {}).get("seed")
+    warn_of_config_changes(
+        runner, path, meta.get("cfg"), optimizer_restored, schedulers_restored, data_seed
+    )
     if resume_optimizer and "optimizer" in checkpoint and optim_wrapper is not None:
         state = checkpoint["optimizer"]
         if hasattr(optim_wrapper, "optimizer"):  # one optimizer (not an OptimWrapperDict)
@@ -188,7 +195,7 @@ def resume_runner(
     if "message_hub" in checkpoint:
         runner.message_hub.load_state_dict(convert_mmengine_message_hub(checkpoint["message_hub"]))
         follow_copied_work_dir(runner, path)
-    runner.logger.info(f"resumed from {path} at epoch {loop.epoch}, iter {loop.iter}")
+    runner.logger.info(resumed_line(loop, path, checkpoint.get("dataloader")))
     return checkpoint
 
 
@@ -274,10 +281,10 @@ def _named_by(key: str) -> Iterator[None]:
         raise FileNotFoundError(f"{key}: {err}") from err
 
 
-def _continue_seed(runner: Any, saved: Any) -> None:
-    """Carry on with the interrupted run's seed (its rank-0 value in ``meta['seed']``), as
-    MMEngine does: later checkpoints record it, and the data order follows it (the sampler
-    takes its seed from the checkpoint's data position)."""
+def _continue_seed(runner: Any, saved: Any, path: str) -> None:
+    """Carry on with the interrupted run's seed (its rank-0 value in ``meta['seed']`` of the
+    checkpoint at ``path``), as MMEngine does: later checkpoints record it, and the data order
+    follows it (the sampler takes its seed from the checkpoint's data position)."""
     if not isinstance(saved, int):
         return
     configured = runner._randomness_cfg.get("seed")
@@ -287,7 +294,9 @@ def _continue_seed(runner: Any, saved: Any) -> None:
     if configured is not None:
         runner.logger.warning(
             f"randomness.seed is {configured} but the checkpoint was trained with seed "
-            f"{saved}: the resumed run continues with {saved}"
+            f"{saved}: the resumed run continues with {saved}, as its random states and data "
+            f"order are restored (exact resume); to train with seed {configured}, start a new "
+            f"run from these weights: load_from='{path}' and resume=False"
         )
     runner.seed = saved + rank_offset
     runner._randomness_cfg["seed"] = saved

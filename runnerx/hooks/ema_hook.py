@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from runnerx.checkpoint.ema_weights import swap_ema_weights
 from runnerx.checkpoint.io import load_model_weights
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS, MODELS
@@ -29,7 +30,8 @@ class EMAHook(Hook):
     kept for the swap). A checkpoint holds the averaged weights as ``state_dict`` (ready to
     deploy) and the training weights under ``ema_state_dict`` (``module.``-prefixed, with the
     average's ``steps``); resuming swaps them back, loading without resuming starts the
-    average from the checkpoint's weights.
+    average from the checkpoint's weights. (Resumed without EMAHook, training continues from
+    the training weights too; ``load_from`` gives the averaged ones.)
     """
 
     priority = "NORMAL"
@@ -121,7 +123,7 @@ class EMAHook(Hook):
         """Save the averaged weights as ``state_dict`` and the training ones as
         ``ema_state_dict``."""
         checkpoint["ema_state_dict"] = self.ema_model.state_dict()
-        self._swap_state_dicts(checkpoint)
+        swap_ema_weights(checkpoint)
 
     def after_load_checkpoint(self, runner: Any, checkpoint: dict) -> None:
         """Restore the average: from ``ema_state_dict`` when resuming, else (``load_from``,
@@ -130,7 +132,7 @@ class EMAHook(Hook):
         without ``strict_load``, keys and shapes the model lacks are skipped."""
         resuming = bool(getattr(runner, "_resume", False))
         if resuming and "ema_state_dict" in checkpoint:
-            self._swap_state_dicts(checkpoint)  # the model then loads its training weights
+            swap_ema_weights(checkpoint)  # the model then loads its training weights
             self.ema_model.load_state_dict(checkpoint["ema_state_dict"], strict=self.strict_load)
             return
         if resuming:
@@ -174,18 +176,3 @@ class EMAHook(Hook):
             (ema, src, buffers[ema.device, ema.dtype][: ema.numel()].view(ema.shape))
             for ema, src in pairs
         ]
-
-    @staticmethod
-    def _swap_state_dicts(checkpoint: dict) -> None:
-        """Exchange ``ema_state_dict['module.<k>']`` and ``state_dict['<k>']`` (entries only)."""
-        model_state, ema_state = checkpoint["state_dict"], checkpoint["ema_state_dict"]
-        for key in ema_state:
-            if not key.startswith("module."):
-                continue  # the average's own entries, such as 'steps'
-            name = key[len("module.") :]
-            if name not in model_state:
-                raise KeyError(
-                    f"EMAHook: the checkpoint's state_dict has no {name!r}, which the average "
-                    f"holds as {key!r}; the model and the average differ"
-                )
-            ema_state[key], model_state[name] = model_state[name], ema_state[key]

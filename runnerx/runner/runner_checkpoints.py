@@ -49,11 +49,16 @@ class RunnerCheckpoints:
         self, filename: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
     ) -> dict:
         """Continue a run from ``filename``: weights, optimizer, schedulers, counters (the
-        optim wrapper and schedulers are built first when they are still configs)."""
+        optim wrapper and schedulers are built first when they are still configs). Hooks see
+        a resume (``runner._resume``, which EMAHook reads) also when it is called directly."""
         from runnerx.checkpoint.runner_state import resume_runner
 
         self._build_optimization()
-        return resume_runner(self, filename, resume_optimizer, resume_param_scheduler)
+        configured, self._resume = self._resume, self._resume or filename
+        try:
+            return resume_runner(self, filename, resume_optimizer, resume_param_scheduler)
+        finally:
+            self._resume = configured
 
     def load_or_resume(self) -> None:
         """Act on ``resume`` / ``load_from`` once per Runner (see docs/checkpoint.md)."""

@@ -144,7 +144,8 @@ def test_resume_last_continues_from_the_work_dirs_last_checkpoint(stopped_run, t
     options = ["--work-dir", str(work), "--cfg-options", "train_cfg.max_iters=8"]
     train.main([config, "--resume", "last", *options])
     newest = max(work.glob("*/*.log"), key=lambda path: path.parent.name)
-    assert f"resumed from {work / 'iter_5.pth'} at epoch 0, iter 5\n" in newest.read_text()
+    resumed = f"resumed from {work / 'iter_5.pth'}: 5 iterations done, continues at iteration 6"
+    assert f"{resumed} of 8\n" in newest.read_text()
     assert (work / "last_checkpoint").read_text().strip() == str(work / "iter_8.pth")
 
     with pytest.raises(SystemExit) as error:
@@ -250,7 +251,8 @@ def test_last_without_a_periodic_checkpoint_names_the_newest_best_one(best_run, 
     train.main([config, "--resume", str(newest), *options])
     log = the_log(resumed)
     meta = torch.load(newest, weights_only=True)["meta"]
-    assert f"resumed from {newest} at epoch {meta['epoch']}, iter {meta['iter']}\n" in log
+    done = f"1 epoch ({meta['iter']} iterations) done"
+    assert f"resumed from {newest}: {done}, epoch 2 starts\n" in log
     assert f"resume: {newest} has no optimizer state" in log
     assert (resumed / "epoch_2.pth").exists()
 

@@ -178,7 +178,8 @@ def test_checkpoint_records_rng_and_data_position(tmp_path):
     checkpoint = torch.load(Path(cfg.work_dir) / "iter_30.pth", weights_only=True)
     assert checkpoint["meta"]["iter"] == 30 and checkpoint["meta"]["epoch"] == 1
     position = {"epoch": 1, "batches": 7, "consumed": 7 * 64, "seed": 0}  # the config's seed
-    read_with = {"batch_size": 64, "world_size": 1, "dataset_len": 1438}  # what a resume compares
+    # what a resume compares
+    read_with = {"batch_size": 64, "world_size": 1, "dataset_len": 1438, "shuffle": True}
     assert checkpoint["dataloader"] == {**position, **read_with}
     (rng,) = checkpoint["rng_states"]  # one entry per rank
     assert set(rng) >= {"python", "numpy", "torch"}
@@ -329,12 +330,12 @@ def test_resume_with_load_from_resumes_from_load_from_as_in_mmengine(tmp_path):
     runner = Runner.from_cfg(again)
     runner.train()  # epoch 3 again
     log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
-    assert f"resumed from {tmp_path / 'epoch_2.pth'} at epoch 2" in log
+    assert f"resumed from {tmp_path / 'epoch_2.pth'}: 2 epochs (46 iterations) done, " in log
     again.load_from = None  # without load_from: the newest checkpoint, nothing left to train
     newest = Runner.from_cfg(again)
     newest.train()
     log = Path(newest.log_dir, f"{newest.timestamp}.log").read_text()
-    assert f"resumed from {tmp_path / 'epoch_3.pth'} at epoch 3" in log
+    assert f"resumed from {tmp_path / 'epoch_3.pth'}: 3 epochs (69 iterations) done, nothing" in log
 
 
 def test_checkpoints_carry_the_dataset_meta_and_a_resume_checks_it(tmp_path):

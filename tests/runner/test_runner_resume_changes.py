@@ -113,7 +113,8 @@ def test_an_unchanged_resume_says_nothing_about_the_data(tmp_path, mid_epoch):
     # the config's only change: the interrupting hook is gone (hooks: not restored, named)
     assert (
         len(warnings) == 1
-        and "was saved with: custom_hooks.0.type 'InterruptAtIter' " in warnings[0]
+        and "was saved with. Used as configured now: custom_hooks.0.type 'InterruptAtIter' "
+        in warnings[0]
     )
 
 
@@ -231,11 +232,12 @@ def test_a_changed_config_is_named_and_the_optimizer_keys_the_resume_overrides(t
     assert runner.optim_wrapper.param_groups[0]["initial_lr"] == 0.1  # the checkpoint's
     (line,) = [line for line in log_of(runner).splitlines() if "config differs" in line]
     assert line.endswith(
-        f"WARNING - resume: the config differs from the one {one_epoch} was saved with: "
-        "optim_wrapper.optimizer.lr 0.1 -> 0.01, default_hooks.logger.interval 10 -> 7. "
-        "Not used: optim_wrapper.optimizer.lr, since a resume restores the optimizer and the "
-        "parameter schedulers as saved (exact resume, as in MMEngine); to train with the new "
-        f"values, start a new run from these weights: load_from='{one_epoch}' and resume=False"
+        f"WARNING - resume: the config differs from the one {one_epoch} was saved with. Used "
+        "as configured now: default_hooks.logger.interval 10 -> 7. Not used, the restored "
+        "state wins: optim_wrapper.optimizer.lr 0.1 -> 0.01 (a resume restores the optimizer "
+        "and the parameter schedulers as saved: exact resume, as in MMEngine). To train with "
+        f"the new values, start a new run from these weights: load_from='{one_epoch}' and "
+        "resume=False"
     )
 
 
@@ -248,7 +250,8 @@ def test_the_saved_config_text_is_read_never_run(tmp_path, one_epoch):
     runner.train()
     assert not flag.exists()
     (line,) = [line for line in log_of(runner).splitlines() if "config differs" in line]
-    assert "was saved with: hook open('" in line and line.endswith("-> (absent)")  # shown
+    assert "was saved with. Used as configured now: hook open('" in line  # shown
+    assert line.endswith("-> (absent)")
 
 
 def test_many_config_changes_are_capped(tmp_path, one_epoch):
@@ -257,7 +260,7 @@ def test_many_config_changes_are_capped(tmp_path, one_epoch):
     runner.train()
     (line,) = [line for line in log_of(runner).splitlines() if "config differs" in line]
     shown = ", ".join(f"my_value{n} (absent) -> {n}" for n in range(8))
-    assert line.endswith(f"was saved with: {shown} (and 2 more)")
+    assert line.endswith(f"was saved with. Used as configured now: {shown} (and 2 more)")
 
 
 def test_resuming_with_nothing_left_to_train_says_so(tmp_path, one_epoch):
@@ -301,7 +304,7 @@ def test_a_copied_work_dir_resumes_its_own_checkpoint(trained, one_epoch):
     runner = Runner.from_cfg(cfg)
     runner.train()
     log = log_of(runner)
-    assert f"resumed from {copy / 'epoch_1.pth'} at epoch 1" in log
+    assert f"resumed from {copy / 'epoch_1.pth'}: 1 epoch (23 iterations) done, epoch 2" in log
     assert (
         f"{copy}/last_checkpoint names {trained}, outside this work dir (copied or moved?): "
         f"taken to mean this work dir's {copy / 'epoch_1.pth'}"
