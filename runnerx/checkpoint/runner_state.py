@@ -260,7 +260,10 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
             return
         best = newest_best_checkpoint(str(runner.work_dir))
         if best is None:
-            runner.logger.info(f"resume=True but {runner.work_dir} has no checkpoint yet: starting")
+            runner.logger.info(
+                f"resume=True but {runner.work_dir} has no checkpoint yet: training starts "
+                "from the beginning"
+            )
         else:  # a run stopped before its first periodic save: say what it left
             runner.logger.warning(
                 f"resume=True but {runner.work_dir} has no last_checkpoint file (its run saved "
