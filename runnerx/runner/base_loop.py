@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["BaseLoop"]
+__all__ = ["BaseLoop", "refuse_uneven_batches"]
 
 
 class BaseLoop:
@@ -40,3 +40,19 @@ class BaseLoop:
         self.dataset_meta = getattr(getattr(self.dataloader, "dataset", None), "metainfo", None)
         if self.dataset_meta is not None:
             runner.visualizer.dataset_meta = self.dataset_meta
+
+
+def refuse_uneven_batches(dataloader: Any, key: str, why: str, cure: str) -> None:
+    """Raise when ``dataloader`` (``key`` in the config) gives the ranks of a distributed run
+    different numbers of batches, saying ``why`` that cannot work and the ``cure``; one
+    all-gather, which every rank must reach. Nothing in a single process."""
+    from runnerx.dist import all_gather_object, get_world_size
+
+    if get_world_size() == 1:
+        return
+    counts = all_gather_object(len(dataloader))
+    if len(set(counts)) > 1:
+        each = ", ".join(f"rank {rank}: {count}" for rank, count in enumerate(counts))
+        raise ValueError(
+            f"{key} gives the ranks different numbers of batches ({each}): {why}; {cure}"
+        )

@@ -16,7 +16,7 @@ from runnerx.config.config_dict import keyed_copy
 from runnerx.logging import ProgressBar
 from runnerx.registry import LOOPS
 
-from .base_loop import BaseLoop
+from .base_loop import BaseLoop, refuse_uneven_batches
 from .batch_limits import FirstBatches, evaluated_samples, limited
 
 
@@ -57,6 +57,7 @@ class _EvalLoop(BaseLoop):
             self.evaluator.dataset_meta = self.dataset_meta
         self.fp16 = fp16
         self.dataloader = limited(self.dataloader, limit_batches, f"{self.mode}_cfg.limit_batches")
+        self._checked_batches: Any = None  # the dataloader whose batch counts the ranks agree on
 
     def apply_fast_dev_run(self, batches: int) -> None:
         """Evaluate the first ``batches`` batches only (``fast_dev_run``; within
@@ -66,6 +67,7 @@ class _EvalLoop(BaseLoop):
     def run(self) -> dict:
         """Evaluate the model on the whole dataloader and return the metrics."""
         runner, mode = self.runner, self.mode
+        self._check_batches_for_sharded_model()
         runner.call_hook(f"before_{mode}")
         runner.call_hook(f"before_{mode}_epoch")
         before = runner.hook_methods(f"before_{mode}_iter")
@@ -97,6 +99,25 @@ class _EvalLoop(BaseLoop):
                 bar.update()
         bar.close()
         return self.evaluator.evaluate(evaluated_samples(batches))
+
+    def _check_batches_for_sharded_model(self) -> None:
+        """A model sharded by FSDP gathers its weights in every forward, which every rank must
+        join: refuse, before the first batch, a dataloader that gives the ranks different
+        numbers of batches (``sampler.round_up=False``), on which the ranks would hang or
+        crash. Once per dataloader; other models evaluate such a split as it is."""
+        from runnerx.parallel import is_fully_sharded
+
+        if self._checked_batches is self.dataloader:
+            return
+        if is_fully_sharded(self.runner.unwrapped_model):
+            refuse_uneven_batches(
+                self.dataloader,
+                f"{self.mode}_dataloader",
+                "the model is sharded by FSDP, and every one of its forward passes needs all ranks",
+                f"set {self.mode}_dataloader.sampler.round_up=True (the samples it repeats to "
+                "even out the ranks are left out of the metrics)",
+            )
+        self._checked_batches = self.dataloader
 
     def _autocast(self) -> Any:
         device = next(self.runner.unwrapped_model.parameters(), torch.empty(0)).device
