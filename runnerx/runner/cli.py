@@ -128,7 +128,8 @@ def report_failure(runner: Any, action: str, error: BaseException) -> bool:
             runner.logger.warning(f"{action} interrupted (Ctrl-C){where}")
         return True
     if runner.rank == 0:
-        runner.logger.error(f"{action} failed{where}:", exc_info=error)
+        peer = _lost_a_peer(error) if runner.world_size > 1 else ""
+        runner.logger.error(f"{action} failed{where}{peer}:", exc_info=error)
         return True
     first_line = next(iter(str(error).splitlines()), "")
     traceback.print_exception(error)
@@ -208,6 +209,26 @@ def _exit_after_failure(print_traceback: bool = True) -> NoReturn:
         sys.stderr.flush()
         logging.shutdown()  # the log files' last lines
         os._exit(1)
+
+
+def _lost_a_peer(error: BaseException) -> str:
+    """For an error that says this rank lost its connection to another (gloo's ``Connection
+    closed by peer``, NCCL's aborted communicator, ...): where the error that ended the job
+    is; else nothing."""
+    import torch.distributed as dist
+
+    text = str(error)
+    network = getattr(dist, "DistNetworkError", ())
+    lost = isinstance(error, network) or any(
+        sign in text
+        for sign in ("closed by peer", "reset by peer", "Broken pipe", "communicator was aborted")
+    )
+    if not lost:
+        return ""
+    return (
+        " (this rank lost its connection to another, which probably failed first: look for "
+        "'rank N failed:' in the job's output, followed by that rank's traceback)"
+    )
 
 
 def checkpoint_to_test(checkpoint: str, work_dir: str, resuming: bool = False) -> str:

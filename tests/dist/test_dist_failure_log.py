@@ -13,17 +13,19 @@ from runnerx.hooks import Hook
 
 
 @HOOKS.register_module()
-class RankZeroFailsAt(Hook):
-    def __init__(self, at):
-        self.at = at
+class RankFailsAt(Hook):
+    def __init__(self, rank, at):
+        self.rank, self.at = rank, at
 
     def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
-        if runner.rank == 0 and runner.iter + 1 == self.at:
-            raise RuntimeError("rank 0 fails on purpose")
+        if runner.rank == self.rank and runner.iter + 1 == self.at:
+            raise RuntimeError(f"rank {self.rank} fails on purpose")
 """
 
 
-def test_rank_zeros_error_ends_its_log(tmp_path, dist_train_env, run_in_repo):
+def failing_job(tmp_path, dist_train_env, run_in_repo, rank):
+    """tools/dist_train.sh on 2 ranks, rank ``rank`` failing in iteration 7: the finished
+    job, rank 0's log and the work dir."""
     (tmp_path / "failing_hook.py").write_text(textwrap.dedent(HOOK_MODULE))
     config, work = tmp_path / "failing.py", tmp_path / "work"
     config.write_text(
@@ -32,17 +34,20 @@ def test_rank_zeros_error_ends_its_log(tmp_path, dist_train_env, run_in_repo):
         "val_interval=1000)\nparam_scheduler = None\n"
         "default_hooks = dict(checkpoint=dict(by_epoch=False, interval=5))\n"
         "custom_imports = dict(imports=['failing_hook'])\n"
-        "custom_hooks = [dict(type='RankZeroFailsAt', at=7)]\n"
+        f"custom_hooks = [dict(type='RankFailsAt', rank={rank}, at=7)]\n"
     )
-    env = dist_train_env(tmp_path)
     job = run_in_repo(
         ["bash", "tools/dist_train.sh", str(config), "2", "--work-dir", str(work)],
-        env=env,
+        env=dist_train_env(tmp_path),
         timeout=120,
     )
     assert job.returncode != 0
     (log_file,) = work.glob("*/*.log")
-    log = log_file.read_text()
+    return job, log_file.read_text(), work
+
+
+def test_rank_zeros_error_ends_its_log(tmp_path, dist_train_env, run_in_repo):
+    job, log, work = failing_job(tmp_path, dist_train_env, run_in_repo, rank=0)
     assert (
         "- INFO - train_dataloader.batch_size=64 is per process: 2 processes train on 128 "
         "samples per iteration (auto_scale_lr.base_batch_size=64: --auto-scale-lr scales the "
@@ -55,3 +60,15 @@ def test_rank_zeros_error_ends_its_log(tmp_path, dist_train_env, run_in_repo):
     assert log.endswith("RuntimeError: rank 0 fails on purpose\n")
     console = job.stdout + job.stderr
     assert console.count("RuntimeError: rank 0 fails on purpose") == 1, console[-5000:]
+
+
+def test_rank_zero_losing_a_failed_rank_says_where_its_error_is(
+    tmp_path, dist_train_env, run_in_repo
+):
+    job, log, _ = failing_job(tmp_path, dist_train_env, run_in_repo, rank=1)
+    assert (
+        " (this rank lost its connection to another, which probably failed first: look for "
+        "'rank N failed:' in the job's output, followed by that rank's traceback):\nTraceback"
+    ) in log, log[-3000:]
+    console = job.stdout + job.stderr
+    assert "rank 1 failed: RuntimeError: rank 1 fails on purpose" in console, console[-5000:]
