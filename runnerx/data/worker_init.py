@@ -7,11 +7,17 @@ place in the data (seed, epoch, rank, samples consumed). With the second, a batc
 augmentation no longer depends on which worker reads it, on ``num_workers``, on
 ``persistent_workers`` or on where a run was resumed, so resumed runs draw exactly what an
 unbroken run draws.
+
+:class:`LeaveSignalsToMain` wraps a ``worker_init_fn`` so that the workers leave the stop
+signals of :class:`~runnerx.hooks.PreemptionHook` to the main process.
 """
 
 from __future__ import annotations
 
+import os
 import random
+import signal
+import threading
 import warnings
 from collections.abc import Iterator
 from typing import Any, SupportsInt
@@ -55,6 +61,55 @@ def seed_process(seed: int) -> None:
     else:
         np.random.seed(seed % 2**32)  # numpy takes seeds below 2**32 only
     torch.manual_seed(seed)
+
+
+class LeaveSignalsToMain:
+    """A DataLoader ``worker_init_fn`` that makes each worker ignore ``signals`` (numbers)
+    sent by any process but the main one, then calls ``init_fn`` (None: nothing more).
+
+    A scheduler signals every process of a job, workers included; the main process saves a
+    checkpoint and stops at the next iteration boundary, and meanwhile its workers must keep
+    serving batches. torch's workers install a C handler for SIGTERM that ends a worker
+    (``DataLoader worker ... is killed by signal``) unless the sender is its parent, before
+    they call ``worker_init_fn``; this undoes it. A SIGTERM from the main process (the
+    DataLoader's or multiprocessing's ``terminate()`` at shutdown) still ends the worker at
+    once, and a worker still ends when the main process dies (torch's watchdog). Picklable
+    when ``init_fn`` is, for workers started by spawn or forkserver.
+    """
+
+    def __init__(self, init_fn: Any, signals: Any) -> None:
+        self.init_fn = init_fn
+        self.signals = tuple(sorted(int(number) for number in signals))
+        self.main_pid = os.getpid()
+
+    def __call__(self, worker_id: int) -> None:
+        leave_signals_to_main(self.signals, self.main_pid)
+        if self.init_fn is not None:
+            self.init_fn(worker_id)
+
+    def __repr__(self) -> str:
+        return f"LeaveSignalsToMain({self.init_fn!r}, signals={list(self.signals)})"
+
+
+def leave_signals_to_main(signals: Any, main_pid: int) -> None:
+    """In a worker process: block ``signals`` and take them in a thread of their own, which
+    drops them, except a SIGTERM from ``main_pid``, which ends the process as torch's handler
+    does. Python handlers get no sender, so the thread waits with ``sigwaitinfo`` (absent on
+    macOS and Windows, where torch's handlers stay)."""
+    if not signals or not hasattr(signal, "sigwaitinfo"):
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, signals)  # threads started later inherit it
+    waiter = threading.Thread(
+        target=_drop_signals, args=(set(signals), main_pid), name="runnerx_signals", daemon=True
+    )
+    waiter.start()
+
+
+def _drop_signals(signals: set[int], main_pid: int) -> None:
+    while True:
+        info = signal.sigwaitinfo(signals)
+        if info.si_signo == signal.SIGTERM and info.si_pid == main_pid:
+            os._exit(0)
 
 
 class SeededBatch(list):

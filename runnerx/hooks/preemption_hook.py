@@ -3,18 +3,22 @@
 Slurm sends SIGUSR1 some time before a job's time limit when asked to (``#SBATCH
 --signal=USR1@90``) and SIGTERM before it cancels or preempts a job; Kubernetes and most
 schedulers send SIGTERM. The signal handler only notes the signal. At the next iteration
-boundary every rank learns of it (:class:`runnerx.dist.agreement.AnyRankFlag`), all of them
-save one checkpoint together (``iter_<N>.pth``, in the run's checkpoint format, pointed to
-by ``last_checkpoint``) and training stops. With a ``CheckpointHook``, it saves that checkpoint
-(in its folder, in its rotation: with ``max_keep_ckpts > 0`` the resumed run's next periodic
-checkpoint replaces it). Then, after a signal of ``requeue_signals``
+boundary every rank learns of it (:class:`runnerx.dist.agreement.AnyRankFlag`; at the
+boundary before a validation with a blocking read, so that no validation runs first), all
+of them save one checkpoint together (``iter_<N>.pth``, in the run's checkpoint format,
+pointed to by ``last_checkpoint``) and training stops. With a ``CheckpointHook``, it saves
+that checkpoint (in its folder, in its rotation: with ``max_keep_ckpts > 0`` the resumed
+run's next periodic checkpoint replaces it). Then, after a signal of ``requeue_signals``
 inside a Slurm batch job, rank 0 runs ``scontrol requeue $SLURM_JOB_ID``; the job comes back
 and ``--resume`` continues exactly where it stopped. ``tools/train.py`` exits with
 :data:`PREEMPTED_EXIT_CODE` (75) after a preemption, so that any scheduler can tell it from
 success (0) and failure (1).
 
 A second signal after the first one was noticed takes its default action (the process ends
-at once), so a job that hangs can still be stopped.
+at once), so a job that hangs can still be stopped. The workers of the training and
+validation DataLoaders, which a scheduler signals with the rest of the job, leave the
+signals to the main process (:class:`~runnerx.data.worker_init.LeaveSignalsToMain`) and
+keep serving batches until the checkpoint is saved.
 
 ``max_time`` (Lightning's ``Trainer(max_time=...)``) does the same once the training has
 taken that long, as Lightning counts it: wall time from ``before_train``, validation
@@ -34,7 +38,11 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
+from torch.utils.data import DataLoader
+
 from runnerx.checkpoint.runner_state import point_last_checkpoint
+from runnerx.data.build import stop_workers
+from runnerx.data.worker_init import LeaveSignalsToMain
 from runnerx.dist import barrier, is_main_process
 from runnerx.dist.agreement import AnyRankFlag
 from runnerx.fileio import after_pending_writes, wait_for_pending_writes
@@ -101,6 +109,7 @@ class PreemptionHook(Hook):
         self._pid = os.getpid()
         self._started = time.monotonic()
         self._start_timer(runner)
+        self._leave_signals_to_main(runner)
         if threading.current_thread() is not threading.main_thread():
             runner.logger.warning(
                 "PreemptionHook: training runs outside the main thread, where signal handlers "
@@ -109,6 +118,25 @@ class PreemptionHook(Hook):
             return
         for number in self.signals:
             self._previous[number] = signal.signal(number, self._on_signal)
+
+    def _leave_signals_to_main(self, runner: Any) -> None:
+        """Have the workers of the training and validation DataLoaders leave the stop signals
+        to this process, wrapping their ``worker_init_fn``. Persistent workers started before
+        (by the sanity check) are shut down: the next pass starts wrapped ones."""
+        signals = tuple(sorted(self.signals))
+        for loop in (getattr(runner, "train_loop", None), getattr(runner, "val_loop", None)):
+            loader = getattr(loop, "dataloader", None)
+            while loader is not None and not isinstance(loader, DataLoader):
+                loader = getattr(loader, "loader", None)  # under FirstBatches (limit_batches)
+            if loader is None or not loader.num_workers:
+                continue
+            init_fn = loader.worker_init_fn
+            if isinstance(init_fn, LeaveSignalsToMain):
+                if init_fn.signals == signals:
+                    continue
+                init_fn = init_fn.init_fn
+            loader.worker_init_fn = LeaveSignalsToMain(init_fn, signals)
+            stop_workers(loader)
 
     def before_save_checkpoint(self, runner: Any, checkpoint: dict) -> None:
         """Record the training's wall time so far (seconds, resumed runs included) in
@@ -133,7 +161,13 @@ class PreemptionHook(Hook):
     ) -> None:
         """At an iteration boundary: once any rank got a stop signal, save and stop (all ranks)."""
         flag = self._flag
-        agreed = flag.check(self.received or 0) if flag.shared else self.received
+        agreed = self.received
+        if flag.shared:
+            agreed = flag.check(self.received or 0)
+            if not agreed and _validation_follows(runner):
+                # the next check waits for the one just started: every rank's flag as of
+                # now, so that a signal of this iteration stops training before validating
+                agreed = flag.check(self.received or 0)
         if not agreed:
             return
         self.received = agreed  # the same signal on every rank, whichever got it
@@ -223,6 +257,13 @@ class PreemptionHook(Hook):
             os.kill(os.getpid(), number)
             return
         self.received = number
+
+
+def _validation_follows(runner: Any) -> bool:
+    """Whether the training loop validates right after this iteration (False for a loop
+    that cannot tell, such as a custom loop of MMEngine's kind)."""
+    follows = getattr(runner.train_loop, "validation_follows", None)
+    return follows is not None and follows()
 
 
 def _in_dataloader_worker() -> bool:

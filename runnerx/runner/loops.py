@@ -25,7 +25,7 @@ from runnerx.registry import LOOPS
 from .base_loop import BaseLoop
 from .batch_limits import FirstBatches, limited
 from .eval_loops import TestLoop, ValLoop, build_eval_loop
-from .val_checks import MidEpochValidation
+from .val_checks import MidEpochValidation, is_val_check
 from .val_schedule import ValidationSchedule
 
 __all__ = [
@@ -238,6 +238,36 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
         self._val_check_batches = 0  # one validation, at the end (as Lightning's fast_dev_run)
         return 1
 
+    def validation_follows(self) -> bool:
+        """Whether a validation runs right after the iteration in progress (at the epoch's
+        end, or a mid-epoch check), for hooks in ``after_train_iter``: PreemptionHook settles
+        a stop signal before it."""
+        length = len(self.dataloader)
+        done = self._iter + 1 - self._pass_start_iter  # batches of the epoch after this one
+        if done < length and not is_val_check(done, self._val_check_batches, length):
+            return False
+        return self._validates_after(self._epoch + 1, self._max_epochs)
+
+    def resume_data_position(self, position: dict) -> None:
+        """As the base class; a position outside this epoch (and not the end of the one
+        before), as an iteration-based loop saves after its first pass, is dropped with a
+        warning: the epoch starts at its first batch."""
+        super().resume_data_position(position)
+        saved_pass = position.get("epoch", self._epoch)
+        in_epoch = saved_pass == self._epoch and self._resume_batches <= len(self.dataloader)
+        if in_epoch or saved_pass == self._epoch - 1:
+            return
+        self._resume_batches, epoch, length = 0, self._epoch + 1, len(self.dataloader)
+        ends_at = self._iter + (self._max_epochs - self._epoch) * length
+        self.runner.logger.warning(
+            f"resume: the checkpoint's training data stood {position.get('batches', 0)} "
+            f"batches into pass {saved_pass + 1}, which is not in epoch {epoch} of this "
+            "epoch-based loop (an iteration-based loop counts passes, not epochs): epoch "
+            f"{epoch} starts at its first batch and the iterations count on from {self._iter}, "
+            f"so the run ends after {self._iter} + {self._max_epochs - self._epoch} x {length} "
+            f"= {ends_at} iterations"
+        )
+
     def run(self) -> torch.nn.Module:
         """Train until ``max_epochs`` (or until a hook sets ``stop_training``)."""
         runner = self.runner
@@ -349,10 +379,23 @@ class IterBasedTrainLoop(_TrainLoop):
         self._max_iters = min(batches, self._max_iters)
         return self._max_iters
 
+    def validation_follows(self) -> bool:
+        """Whether a validation runs right after the iteration in progress, for hooks in
+        ``after_train_iter``: PreemptionHook settles a stop signal before it."""
+        return self._validates_after(self._iter + 1, self._max_iters)
+
     def resume_data_position(self, position: dict) -> None:
-        """Continue the data stream in the pass (sampler epoch) ``position`` was saved in."""
+        """Continue the data stream in the pass (sampler epoch) ``position`` was saved in,
+        saying so for a checkpoint that counts epochs (an epoch-based loop's)."""
         self._passes = int(position.get("epoch", 0))
         super().resume_data_position(position)
+        if self._epoch:
+            self.runner.logger.info(
+                f"resume: the checkpoint is at epoch {self._epoch}, as an epoch-based loop "
+                f"counts; this iteration-based loop counts on from iteration {self._iter} to "
+                f"max_iters={self._max_iters}, the training data continuing after batch "
+                f"{self._resume_batches} of pass {self._passes + 1}"
+            )
 
     def run(self) -> torch.nn.Module:
         """Train until ``max_iters`` (or until a hook sets ``stop_training``)."""

@@ -87,12 +87,17 @@ class ValidationSchedule:
                 f"({total}): no validation will run"
             )
 
-    def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:
+    def _validates_after(self, done: int, total: int) -> bool:
+        """Whether the loop validates after epoch (iteration) ``done`` (settling
+        ``val_interval`` for it): the run validates, nothing stopped it, and it is due."""
         if self._dynamic_intervals:
             self._settle_val_interval(done)
         # _validates first: without validation, val_interval may be 0 (MMEngine runs that)
         due = self._validates and not self.stop_now and self._is_due(done, total)
-        if due and self.runner.val_loop is not None:
+        return due and self.runner.val_loop is not None
+
+    def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:
+        if self._validates_after(done, total):
             self.validated_at = done  # before: checkpoints saved while validating have it
             self._validate(note)
         if self._dynamic_intervals:  # what hooks see in the next epoch / iteration

@@ -3,7 +3,8 @@
 A stop signal reaches only rank 1; both ranks stop at the same iteration boundary and save
 one checkpoint together, and the run resumed from it ends with the weights of the run that
 was never interrupted: under DDP (a full checkpoint file) and under FSDP with sharded
-checkpoints (a folder every rank writes to).
+checkpoints (a folder every rank writes to). A signal in the iteration before a validation
+stops every rank there, before validating.
 """
 
 import os
@@ -40,6 +41,17 @@ class SignalRankAtIter(Hook):
     def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
         if runner.rank == self.rank and runner.iter + 1 == self.at:
             os.kill(os.getpid(), 10)  # SIGUSR1
+
+
+@HOOKS.register_module()
+class CountValidations(Hook):
+    """Counts the validations that began."""
+
+    def __init__(self):
+        self.count = 0
+
+    def before_val_epoch(self, runner):
+        self.count += 1
 
 
 def digits_cfg(work_dir: str, strategy, **changes) -> Config:
@@ -94,6 +106,48 @@ def train_and_check(out_dir):
     limited.train()
     outcome["max_time/stopped"] = (preempted_by(limited), limited.iter)
     return outcome
+
+
+#: run: (the iteration rank 1 gets the signal in, a validation follows it; config changes)
+NEAR_VALIDATION = {
+    "epoch_end": (12, {}),  # the epoch's last iteration
+    "mid_epoch": (6, {"train_cfg.val_check_interval": 0.5}),
+    "iterations": (8, {"train_cfg": dict(by_epoch=False, max_iters=20, val_interval=4)}),
+}
+
+
+def run_rank_near_validation(rank, out_dir):
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    outcome = {}
+    for name, (at, changes) in NEAR_VALIDATION.items():
+        cfg = digits_cfg(os.path.join(out_dir, name), None)
+        cfg.merge_from_dict({"param_scheduler": None, "default_hooks.checkpoint": None})
+        if "train_cfg" in changes:
+            cfg.train_cfg = changes["train_cfg"]
+        else:
+            cfg.merge_from_dict(changes)
+        cfg.custom_hooks = [
+            dict(type="SignalRankAtIter", at=at, rank=1),
+            dict(type="CountValidations"),
+        ]
+        runner = Runner.from_cfg(cfg)
+        runner.train()
+        (counter,) = (hook for hook in runner.hooks if isinstance(hook, CountValidations))
+        outcome[name] = (preempted_by(runner), runner.iter, counter.count)
+    return outcome
+
+
+def test_a_signal_before_a_validation_stops_every_rank_before_it(tmp_path, spawn_ranks):
+    ranks = spawn_ranks(run_rank_near_validation, tmp_path, WORLD_SIZE, timeout=300)
+    # read with a blocking check there, not one iteration late: no validation, no iteration
+    # more (only the iteration-based run's earlier validation, after iteration 4, ran)
+    expected = {
+        "epoch_end": ("SIGUSR1", 12, 0),
+        "mid_epoch": ("SIGUSR1", 6, 0),
+        "iterations": ("SIGUSR1", 8, 1),
+    }
+    assert ranks == [expected] * WORLD_SIZE
 
 
 @pytest.fixture(scope="module")

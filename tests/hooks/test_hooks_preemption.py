@@ -1,22 +1,28 @@
 """PreemptionHook in one process: a stop signal saves a checkpoint at the next iteration
 boundary and stops training; resuming from it ends where an uninterrupted run ends;
-tools/train.py exits with the documented code; a second signal ends the process at once."""
+tools/train.py exits with the documented code, also when the whole job (DataLoader workers
+included) is signalled; a second signal ends the process at once."""
 
+import functools
 import multiprocessing
 import os
+import pickle
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 from runnerx import HOOKS, Config
 from runnerx.checkpoint.runner_state import find_latest_checkpoint
+from runnerx.data.worker_init import LeaveSignalsToMain
 from runnerx.hooks import PREEMPTED_EXIT_CODE, Hook, PreemptionHook, preempted_by
 from runnerx.runner import Runner
 from tests.checkpoint.conftest import TinyNet
@@ -346,3 +352,114 @@ def test_the_checkpoint_of_a_stop_is_rotated_out_by_the_periodic_ones(tmp_path):
     assert f"Removed the checkpoint {stop_file} (max_keep_ckpts)" in (
         next(tmp_path.glob(f"{resumed.timestamp}/*.log")).read_text()
     )
+
+
+_WORKER_MARK: dict = {}
+
+
+def _mark_worker(worker_id: int, tag: str) -> None:
+    _WORKER_MARK["tag"] = f"{tag}{worker_id}"
+
+
+class _WorkerState(Dataset):
+    """Every sample: the reading process's pid and the mark its worker_init_fn left."""
+
+    def __len__(self) -> int:
+        return 1000
+
+    def __getitem__(self, index: int) -> tuple:
+        return os.getpid(), _WORKER_MARK.get("tag")
+
+
+def test_workers_leave_stop_signals_to_the_main_process_but_end_on_its_terminate():
+    init = LeaveSignalsToMain(functools.partial(_mark_worker, tag="user"), [15, 10])
+    init = pickle.loads(pickle.dumps(init))  # as spawn / forkserver workers get it
+    loader = DataLoader(
+        _WorkerState(), batch_size=None, num_workers=1, worker_init_fn=init,
+        multiprocessing_context="fork",
+    )  # fmt: skip
+    batches = iter(loader)
+    pid, mark = next(batches)
+    assert mark == "user0"  # the wrapped worker_init_fn ran in the worker
+    for number in ("TERM", "USR1"):  # as a scheduler sends them: from another process
+        subprocess.run(["kill", f"-{number}", str(pid)], check=True)
+    time.sleep(0.2)
+    assert [next(batches)[0] for _ in range(3)] == [pid] * 3  # still serving
+    (worker,) = batches._workers
+    worker.terminate()  # the DataLoader's (and multiprocessing's) last resort at shutdown
+    worker.join(5)
+    assert worker.exitcode == 0
+
+
+WORKER_NOTE = """
+import os
+from runnerx.registry import FUNCTIONS
+
+@FUNCTIONS.register_module()
+def note_worker(worker_id, folder):
+    open(os.path.join(folder, f'worker{worker_id}_{os.getpid()}'), 'w').close()
+"""
+
+
+def test_a_signal_to_the_whole_job_saves_the_stop_checkpoint_while_workers_serve(tmp_path):
+    # Slurm's scancel and time limit signal every process of the job, DataLoader workers
+    # included: the training workers (with the config's own worker_init_fn) and the
+    # persistent validation workers (started by the sanity check) must leave it to the
+    # main process, which saves and exits with 75
+    (tmp_path / "worker_note.py").write_text(WORKER_NOTE)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    config = tmp_path / "job_cfg.py"
+    config.write_text(
+        f"_base_ = [{str(ROOT / 'configs/digits_convnet.py')!r}]\n"
+        "custom_imports = dict(imports=['worker_note'])\n"
+        f"train_dataloader = dict(num_workers=2, worker_init_fn=dict(type='note_worker', "
+        f"folder={str(notes)!r}))\n"
+        "val_dataloader = dict(num_workers=2, persistent_workers=True)\n"
+        "num_sanity_val_steps = 1\n"
+        "default_hooks = dict(logger=dict(interval=1))\n"
+    )
+    work = tmp_path / "work"
+    command = [sys.executable, "tools/train.py", str(config), "--work-dir", str(work)]
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(tmp_path))
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    training = threading.Event()
+    reader = threading.Thread(target=_read_lines, args=(process, lines, training), daemon=True)
+    reader.start()
+    try:
+        assert training.wait(120), "".join(lines[-30:])
+        os.killpg(process.pid, signal.SIGTERM)
+        code = process.wait(timeout=120)  # before the fix: an error, or a hang
+        reader.join(10)
+        output = "".join(lines)
+        assert code == PREEMPTED_EXIT_CODE, output[-3000:]
+        assert "killed by signal" not in output and "Traceback" not in output, output[-3000:]
+        saved = re.search(r"SIGTERM received: saving a checkpoint at (\d+) iterations", output)
+        assert saved, output[-3000:]
+        assert find_latest_checkpoint(str(work)) == str(work / f"iter_{saved[1]}.pth")
+        assert len(list(notes.iterdir())) >= 2  # the config's worker_init_fn ran in them
+        deadline = time.monotonic() + 10
+        while _processes_in_group(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _processes_in_group(process.pid) == []  # no worker outlives the run
+    finally:
+        if _processes_in_group(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def _read_lines(process: subprocess.Popen, lines: list, training: threading.Event) -> None:
+    """Collect ``process``'s output; set ``training`` once it is mid-epoch, its workers
+    serving (the second iteration's log line)."""
+    for line in process.stdout:
+        lines.append(line)
+        if re.search(r"Epoch\(train\) \[1\]\[ *2/", line):
+            training.set()
+
+
+def _processes_in_group(group: int) -> list[str]:
+    listed = subprocess.run(["ps", "-o", "pid=", "-g", str(group)], capture_output=True, text=True)
+    return listed.stdout.split()
