@@ -19,10 +19,9 @@ import torch
 from runnerx.config.config_dict import keyed_copy
 from runnerx.data.samplers import InfiniteSampler
 from runnerx.data.samplers.position import batches_to_skip, data_position
-from runnerx.dist import all_gather_object, get_world_size
 from runnerx.registry import LOOPS
 
-from .base_loop import BaseLoop
+from .base_loop import BaseLoop, refuse_uneven_batches
 from .batch_limits import FirstBatches, limited
 from .eval_loops import TestLoop, ValLoop, build_eval_loop
 from .val_checks import MidEpochValidation, is_val_check
@@ -287,16 +286,12 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
     def _check_same_epoch_length(self) -> None:
         """Refuse epochs of another length on each rank (e.g. a dataset each rank reads for
         itself): the ranks would wait for each other forever at the shortest one's end."""
-        if get_world_size() == 1:
-            return
-        lengths = all_gather_object(len(self.dataloader))
-        if len(set(lengths)) > 1:
-            each = ", ".join(f"rank {rank}: {length}" for rank, length in enumerate(lengths))
-            raise ValueError(
-                f"train_dataloader gives the ranks epochs of different lengths ({each} "
-                "batches): they would wait for each other forever at the end of the shortest; "
-                "give every rank the same dataset (DefaultSampler splits it between them)"
-            )
+        refuse_uneven_batches(
+            self.dataloader,
+            "train_dataloader",
+            "they would wait for each other forever at the end of the shortest epoch",
+            "give every rank the same dataset (DefaultSampler splits it between them)",
+        )
 
     def run_epoch(self) -> None:
         """One pass over the training data."""

@@ -130,7 +130,7 @@ class MidEpochValidation:
         self._settle_val_interval(done + 1)
         if self._is_due(done + 1, total) and self.runner.val_loop is not None:
             note = (
-                f"validating after iteration {at} first: the checkpoint resumed from was "
-                "saved before that mid-epoch validation ran"
+                f"validating after iteration {at} first: a mid-epoch validation is due there "
+                "under this config, and the checkpoint resumed from was saved before one ran"
             )
             self._validate_mid_epoch(note)

@@ -50,8 +50,8 @@ class ValidationSchedule:
     def _catch_up_validation(self, done: int, total: int) -> None:
         if self._catch_up and self.validated_at != done:
             note = (
-                f"validating after {self.unit} {done} first: the checkpoint resumed from was "
-                "saved before that validation ran"
+                f"validating after {self.unit} {done} first: a validation is due there under "
+                "this config, and the checkpoint resumed from was saved before one ran"
             )
             self._validate_if_due(done, total, note)
         self._catch_up = False

@@ -366,9 +366,9 @@ def test_a_failure_on_rank_zero_reaches_the_ranks_waiting_for_its_result(ranks):
 
 def test_epochs_of_different_lengths_on_the_ranks_are_refused_on_both(ranks):
     expected = (
-        "train_dataloader gives the ranks epochs of different lengths (rank 0: 2, rank 1: 1 "
-        "batches): they would wait for each other forever at the end of the shortest; give "
-        "every rank the same dataset (DefaultSampler splits it between them)"
+        "train_dataloader gives the ranks different numbers of batches (rank 0: 2, rank 1: 1): "
+        "they would wait for each other forever at the end of the shortest epoch; give every "
+        "rank the same dataset (DefaultSampler splits it between them)"
     )
     assert [outcome["unequal_epochs"] for outcome in ranks] == [expected, expected]
 

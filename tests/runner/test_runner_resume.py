@@ -261,7 +261,10 @@ def test_a_resume_runs_the_validation_its_checkpoint_was_saved_before(tmp_path):
     assert validated == [2, 3] and lr == [0.05]
     assert_same(expected, resumed)
     logs = "".join(path.read_text() for path in Path(cfg.work_dir).glob("*/*.log"))
-    assert "validating after epoch 2 first" in logs
+    assert (
+        "validating after epoch 2 first: a validation is due there under this config, and the "
+        "checkpoint resumed from was saved before one ran"
+    ) in logs
 
 
 def test_a_checkpoint_saved_while_validating_is_not_validated_again(tmp_path):

@@ -386,7 +386,7 @@ def test_a_resume_after_an_early_stop_in_a_mid_epoch_validation_does_not_validat
     second.resume = True  # epoch_1.pth, saved when the stop ended the epoch
     runner, seen = train(second)
     log = log_of(runner)
-    assert "first: the checkpoint resumed from was saved before" not in log
+    assert "and the checkpoint resumed from was saved before one ran" not in log
     assert seen.validated == validated and runner.iter == (validated or [4])[-1]
     assert (
         "WARNING - EarlyStoppingHook: the run resumed from was stopped early after iteration 4 "
