@@ -31,6 +31,9 @@ EXPECTED_CHANGES = (
 #: (its param groups are restored) and the schedulers (their state is restored).
 _OPTIMIZER_KEYS = re.compile(r"^(auto_scale_lr|optim_wrapper(\.\w+)?\.(optimizer|paramwise_cfg))\b")
 _SCHEDULER_KEYS = re.compile(r"^param_scheduler\b")
+#: A scheduler's end, which a resume names itself when the restored one differs from the
+#: one this config builds (``resume_checks.warn_of_restored_schedule_ends``).
+_SCHEDULER_END = re.compile(r"^param_scheduler(\.\w+)*\.end$")
 #: The training sampler's seed, which the loop takes from the checkpoint's data position.
 _SAMPLER_SEED = "train_dataloader.sampler.seed"
 _SHOWN = 8  # changed keys named in each part of the warning
@@ -46,7 +49,8 @@ def warn_of_config_changes(
 ) -> None:
     """Log one warning naming the keys whose values differ between the config the checkpoint
     at ``path`` was saved with (``saved_text``) and this run's, leaving out
-    :data:`EXPECTED_CHANGES`, in two parts: those used as configured now, and those the
+    :data:`EXPECTED_CHANGES` (and the schedulers' ``end`` when they are restored: that
+    warning is more precise), in two parts: those used as configured now, and those the
     restored state overrides, with the reason and how to start from the weights instead.
     Overridden are the optimizer's keys and the schedulers' when their state (``optimizer``
     / ``schedulers``) was restored, and the training sampler's seed when the checkpoint's
@@ -64,7 +68,9 @@ def warn_of_config_changes(
         if old.get(key, _ABSENT) != new.get(key, _ABSENT)
         and not key.startswith(tuple(f"{k}." for k in EXPECTED_CHANGES))
         and key not in EXPECTED_CHANGES
+        and not (schedulers and _SCHEDULER_END.match(key))
     ]
+    changed = [key for key in changed if not _empty_beside_contents(key, old, new, changed)]
     if not changed:
         return
     reasons = {key: _overridden_by(key, new, optimizer, schedulers, data_seed) for key in changed}
@@ -84,6 +90,16 @@ def warn_of_config_changes(
             f"start a new run from these weights: load_from='{path}' and resume=False"
         )
     runner.logger.warning(message)
+
+
+def _empty_beside_contents(key: str, old: dict, new: dict, changed: list[str]) -> bool:
+    """Whether ``key`` is an empty container on one side and absent on the other while the
+    keys inside it are named: ``custom_hooks (absent) -> []`` is no news next to
+    ``custom_hooks.0.type 'X' -> (absent)``."""
+    pair = (old.get(key, _ABSENT), new.get(key, _ABSENT))
+    empty = any(isinstance(value, (list, tuple, dict)) and not value for value in pair)
+    absent = any(value is _ABSENT for value in pair)
+    return empty and absent and any(other.startswith(f"{key}.") for other in changed)
 
 
 def _overridden_by(

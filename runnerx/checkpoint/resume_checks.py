@@ -137,6 +137,66 @@ def warn_without_training_state(
         )
 
 
+def warn_of_restored_schedule_ends(runner: Any, path: str, saved: Any) -> None:
+    """Before the scheduler states ``saved`` in ``path`` are loaded: name each scheduler whose
+    restored ``end`` differs from the one this run's config builds, typically an ``end``
+    that defaulted to ``train_cfg.max_iters`` (``max_epochs``) and a run resumed with a
+    longer one. The restored end wins (exact resume, as in MMEngine), so such a schedule
+    stops early and its value stays put for the rest of the run, or never finishes."""
+    moved = [
+        (label, scheduler, state["end"])
+        for label, scheduler, state in _scheduler_pairs(runner.param_schedulers, saved)
+        if isinstance(state, dict)
+        and state.get("end") is not None
+        and getattr(scheduler, "end", None) is not None
+        and state["end"] != scheduler.end
+    ]
+    if not moved:
+        return
+    loop = runner.train_loop
+    names = []
+    for label, scheduler, end in moved[:_SHOWN]:
+        by_epoch = getattr(scheduler, "by_epoch", False)
+        unit = "epoch" if by_epoch else "iteration"
+        length = getattr(loop, "max_epochs" if by_epoch else "max_iters", None)
+        effect = ""
+        if isinstance(length, int) and end < length:
+            param = getattr(scheduler, "param_name", "value")
+            effect = f": its {param} stays at its last value after that"
+        elif isinstance(length, int) and end > length:
+            effect = f": it does not finish by the end of this run ({unit} {length})"
+        names.append(
+            f"{label} ({type(scheduler).__name__}) ends at {unit} {end} as restored, "
+            f"{scheduler.end} as configured now{effect}"
+        )
+    more = f" (and {len(moved) - _SHOWN} more)" if len(moved) > _SHOWN else ""
+    runner.logger.warning(
+        f"resume: {'; '.join(names)}{more}. The schedulers restored from {path} keep the "
+        "ends of the run that saved it (as in MMEngine; an end left out of param_scheduler "
+        "was that run's train_cfg.max_iters / max_epochs). To schedule the rest of the "
+        "training anew, train it as a new run from these weights: load_from="
+        f"'{path}', resume=False and a train_cfg of the iterations still to train (the "
+        "optimizer's state and the schedules start over)"
+    )
+
+
+def _scheduler_pairs(schedulers: Any, saved: Any) -> list[tuple[str, Any, Any]]:
+    """(label, built scheduler, its saved state) in the shape map_schedulers saved them: a
+    list, or a dict of lists by optimizer name."""
+    if isinstance(schedulers, dict) and isinstance(saved, dict):
+        return [
+            (f"param_scheduler[{name!r}][{index}]", scheduler, state)
+            for name, group in schedulers.items()
+            for index, (scheduler, state) in enumerate(zip(group, saved.get(name, ())))
+        ]
+    if isinstance(schedulers, list) and isinstance(saved, list):
+        return [
+            (f"param_scheduler[{index}]", scheduler, state)
+            for index, (scheduler, state) in enumerate(zip(schedulers, saved))
+        ]
+    return []
+
+
 def check_same_optimizer(state: dict, optimizer: Any, path: str) -> None:
     """Refuse optimizer state saved by another kind of optimizer (SGD's for AdamW would fail
     later, deep inside its step): the saved hyperparameters the current one lacks tell."""

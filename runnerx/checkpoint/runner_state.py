@@ -17,6 +17,7 @@ import torch
 
 from runnerx.dist import all_gather_object
 from runnerx.fileio import atomic_write, wait_for_pending_writes
+from runnerx.logging.log_processor import losses_averaged_over_ranks
 from runnerx.parallel import (
     load_optimizer_state_dict,
     load_sharded_checkpoint,
@@ -41,6 +42,7 @@ from .resume_checks import (
     model_mismatch,
     resumed_line,
     warn_if_nothing_left,
+    warn_of_restored_schedule_ends,
     warn_without_training_state,
 )
 from .work_dir_checkpoints import missing_last_checkpoint, newest_best_checkpoint, resume_from_best
@@ -78,7 +80,8 @@ def runner_checkpoint(
     if with_model:
         # full tensors on the CPU whatever the wrapper (under FSDP gathered to rank 0)
         checkpoint["state_dict"] = model_state_dict(runner.model)
-    checkpoint["message_hub"] = runner.message_hub.state_dict()
+    # every rank gets here (also for a sharded save): the losses' histories are averaged
+    checkpoint["message_hub"] = losses_averaged_over_ranks(runner.message_hub.state_dict())
     optim_wrapper = runner.optim_wrapper
     if with_model and save_optimizer and _saves_state(optim_wrapper):
         checkpoint["optimizer"] = optimizer_state_dict(runner.model, optim_wrapper)
@@ -191,6 +194,7 @@ def resume_runner(
             )
         load_optimizer_state_dict(runner.model, optim_wrapper, state)
     if resume_param_scheduler and "param_schedulers" in checkpoint and runner.param_schedulers:
+        warn_of_restored_schedule_ends(runner, path, checkpoint["param_schedulers"])
         load_scheduler_states(runner.param_schedulers, checkpoint["param_schedulers"])
     if "message_hub" in checkpoint:
         runner.message_hub.load_state_dict(convert_mmengine_message_hub(checkpoint["message_hub"]))
@@ -310,8 +314,9 @@ def _restore_rng(runner: Any, states: list | None) -> None:
     if not states:
         return
     if len(states) != runner.world_size:
+        ranks = f"{len(states)} rank{'' if len(states) == 1 else 's'}"
         runner.logger.warning(
-            f"the checkpoint holds random states of {len(states)} ranks but this run has "
+            f"the checkpoint holds random states of {ranks} but this run has "
             f"{runner.world_size}: every rank continues rank 0's, so the run will not repeat "
             "the interrupted one exactly"
         )

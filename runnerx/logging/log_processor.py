@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from runnerx.device import get_max_cuda_memory
-from runnerx.dist import all_reduce, get_world_size
+from runnerx.dist import all_gather_object, all_reduce, get_world_size
 from runnerx.registry import LOG_PROCESSORS
 
 from .custom_log_cfg import parse_custom_cfg
@@ -39,8 +39,11 @@ _TIME_KEYS = ("time", "data_time")
 class LogProcessor:
     """Formats ``runner.message_hub`` scalars after an iteration or a val/test epoch.
 
-    Scalars whose name matches ``mean_pattern`` are averaged over the last ``window_size``
-    updates, the others show their newest value; ``custom_cfg`` adds or changes statistics
+    Training scalars whose name matches ``mean_pattern`` are averaged over the last
+    ``window_size`` updates, the others show their newest value; a val/test result shows
+    that validation's metrics, whatever their names (MMEngine smooths a metric named like a
+    loss over past validations), and its times averaged over its batches; ``custom_cfg``
+    (for any mode) adds or changes statistics
     (see :mod:`runnerx.logging.custom_log_cfg`). ``log_with_hierarchy=True`` keeps the
     ``train/`` / ``val/`` prefix in the returned tag (what the visualizer receives) and, as
     MMEngine does, in the names of a val/test result line.
@@ -78,7 +81,7 @@ class LogProcessor:
         self.log_with_hierarchy = log_with_hierarchy
         self.mean_pattern = re.compile(mean_pattern)
         self._custom_logs = parse_custom_cfg(custom_cfg, by_epoch)
-        self._smoothed: dict[str, bool] = {}  # name -> whether mean_pattern matches it
+        self._smoothed: dict[str, bool] = {}  # hub key -> whether its values are smoothed
 
     def get_log_after_iter(self, runner: Any, batch_idx: int, mode: str) -> tuple[dict, str]:
         """The tag (scalars as floats, plus 'epoch', 'iter', 'memory') and the log line
@@ -155,7 +158,8 @@ class LogProcessor:
 
     def _collect_scalars(self, hub: Any, mode: str, epoch_length: int) -> dict[str, float]:
         """``mode``'s scalars without the prefix: smoothed, newest, or as custom_cfg says
-        (losses averaged over the ranks when training distributed)."""
+        (losses averaged over the ranks when training distributed). Of val/test scalars only
+        the times are smoothed: a metric shows the validation that just ran."""
         prefix = f"{mode}/"
         buffers = {
             key[len(prefix) :]: buffer
@@ -167,9 +171,11 @@ class LogProcessor:
         scalars: dict[str, float] = {}
         smoothed = self._smoothed
         for name, buffer in buffers.items():
-            smooth = smoothed.get(name)
+            smooth = smoothed.get(prefix + name)
             if smooth is None:
-                smooth = smoothed[name] = self.mean_pattern.search(name) is not None
+                matches = self.mean_pattern.search(name) is not None
+                smooth = matches and (mode == "train" or name in _TIME_KEYS)
+                smoothed[prefix + name] = smooth
             scalars[name] = buffer.mean(self.window_size) if smooth else buffer.current()
         for log in self._custom_logs:
             buffer = hub.log_scalars.get(prefix + log.data_src)
@@ -236,15 +242,76 @@ class LogProcessor:
         return f"{name}: {value}"
 
 
+def _is_rank_averaged(name: str) -> bool:
+    """Whether a training scalar's logged value is its mean over the ranks: a loss (a name
+    containing 'loss'), but not AMP's 'loss_scale'."""
+    return "loss" in name and name != "loss_scale"
+
+
 def _average_losses_over_ranks(scalars: dict[str, Any]) -> None:
-    """Replace each loss value (a name containing 'loss', but not 'loss_scale') by its mean
-    over the ranks: one all_reduce of them all, which every rank must reach."""
-    names = [name for name in scalars if "loss" in name and name != "loss_scale"]
+    """Replace each loss value by its mean over the ranks: one all_reduce of them all, which
+    every rank must reach."""
+    names = [name for name in scalars if _is_rank_averaged(name)]
     if not names:
         return
     values = torch.tensor([float(scalars[name]) for name in names], dtype=torch.float64)
     for name, value in zip(names, all_reduce(values, op="mean").tolist(), strict=True):
         scalars[name] = value
+
+
+def losses_averaged_over_ranks(hub_state: dict) -> dict:
+    """``hub_state`` (a :meth:`MessageHub.state_dict`, for a checkpoint) with the training
+    losses' histories replaced by their mean over the ranks, value by value, so that a
+    resumed run's windows start as the uninterrupted run's did: the logged loss is the mean
+    over the ranks of each rank's window mean, which is linear in the values (exact when
+    the ranks record the same counts, as losses do: one per iteration). The global min/max
+    become the mean of the ranks' own.
+
+    Every rank calls it at the same point (an all_gather of the buffers' lengths, then one
+    all_reduce); in a single process it returns ``hub_state`` at no cost.
+    """
+    if get_world_size() == 1:
+        return hub_state
+    buffers = hub_state["log_scalars"]
+    shapes = {
+        key: (len(state["values"]), state["num_updates"], state["total_count"])
+        for key, state in buffers.items()
+        if key.startswith("train/")
+        and _is_rank_averaged(key.removeprefix("train/"))
+        and state["num_updates"]
+    }
+    every_rank = all_gather_object(shapes)
+    # a loss some rank lacks or recorded differently keeps this rank's own history; sorted,
+    # as the ranks may have created their buffers in another order
+    keys = sorted(
+        key for key, shape in shapes.items() if all(s.get(key) == shape for s in every_rank)
+    )
+    if not keys:
+        return hub_state
+    numbers = [
+        number
+        for key in keys
+        for number in (
+            *buffers[key]["values"],
+            buffers[key]["total"],
+            buffers[key]["min"],
+            buffers[key]["max"],
+        )
+    ]
+    means = all_reduce(torch.tensor(numbers, dtype=torch.float64), op="mean").tolist()
+    start = 0
+    for key in keys:
+        end = start + len(buffers[key]["values"])
+        total, low, high = means[end : end + 3]
+        buffers[key] = {
+            **buffers[key],
+            "values": means[start:end],
+            "total": total,
+            "min": low,
+            "max": high,
+        }
+        start = end + 3
+    return hub_state
 
 
 def _check_mode(mode: str, allowed: tuple[str, ...]) -> None:

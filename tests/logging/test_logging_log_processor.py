@@ -142,6 +142,40 @@ def test_val_epoch_line_with_metrics_and_epoch_mean_times():
     assert list(tag) == ["accuracy/top1", "data_time", "time"]
 
 
+@pytest.mark.parametrize("mode", ["val", "test"])
+def test_a_result_line_shows_this_validations_metrics_even_named_like_a_loss(mode):
+    # MMEngine smooths 'lm/loss' (mean_pattern matches it) over the past validations
+    runner = make_runner(f"lp_val_loss_{mode}", epoch=2)
+    hub = runner.message_hub
+    for loss in (5.1621, 4.7280):  # two validations: the line is about the second
+        fill_val(hub, 16, mode)
+        hub.update_scalar(f"{mode}/lm/loss", loss)
+    tag, line = LogProcessor(by_epoch=False).get_log_after_epoch(runner, 16, mode)
+    assert tag["lm/loss"] == 4.728
+    assert f"Iter({mode}) [16/16]    lm/loss: 4.7280  data_time: " in line
+
+
+def test_custom_cfg_still_smooths_a_validation_metric_on_request():
+    runner = make_runner("lp_val_custom", epoch=2)
+    hub = runner.message_hub
+    for loss in (5.0, 4.0):
+        hub.update_scalar("val/lm/loss", loss)
+    custom_cfg = [dict(data_src="lm/loss", log_name="lm/loss_mean", method_name="mean")]
+    tag, _ = LogProcessor(custom_cfg=custom_cfg).get_log_after_epoch(runner, 16, "val")
+    assert (tag["lm/loss"], tag["lm/loss_mean"]) == (4.0, 4.5)
+
+
+def test_training_losses_stay_smoothed_next_to_a_validation_loss_of_the_same_name():
+    runner = make_runner("lp_val_train_loss", epoch=1)
+    hub = runner.message_hub
+    fill_train(hub)  # train/loss 2..11
+    for loss in (5.0, 4.0):
+        hub.update_scalar("val/loss", loss)
+    processor = LogProcessor()
+    assert processor.get_log_after_epoch(runner, 16, "val")[0]["loss"] == 4.0
+    assert processor.get_log_after_iter(runner, 9, "train")[0]["loss"] == 6.5
+
+
 def test_non_scalar_results_are_shown_and_tagged_on_request():
     runner = make_runner("lp_non_scalar", epoch=1)
     hub = runner.message_hub
