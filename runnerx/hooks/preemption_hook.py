@@ -14,8 +14,11 @@ and ``--resume`` continues exactly where it stopped. ``tools/train.py`` exits wi
 :data:`PREEMPTED_EXIT_CODE` (75) after a preemption, so that any scheduler can tell it from
 success (0) and failure (1).
 
-A second signal after the first one was noticed takes its default action (the process ends
-at once), so a job that hangs can still be stopped. The workers of the training and
+A second signal to this process, more than 2 s after its first, takes its default action (the
+process ends at once), so a job that hangs can still be stopped; one within 2 s is the same
+request delivered twice (Slurm signals every process of a job step, and torchrun passes the
+signal on to its ranks), and a rank that learned of the stop from another rank, or from
+``max_time``, takes its own copy of the signal as that same stop. The workers of the training and
 validation DataLoaders, which a scheduler signals with the rest of the job, leave the
 signals to the main process (:class:`~runnerx.data.worker_init.LeaveSignalsToMain`) and
 keep serving batches until the checkpoint is saved.
@@ -93,6 +96,7 @@ class PreemptionHook(Hook):
             _signal_number(name, "requeue_signals") for name in _names(requeue_signals)
         }
         self.received: int | None = None  # the first stop signal this process got
+        self._signalled_at: float | None = None  # when this process got its own first one
         self.preempted_by: str | None = None  # set once the run stopped for a signal
         self._previous: dict[int, Any] = {}
         self._flag: AnyRankFlag | None = None
@@ -105,7 +109,7 @@ class PreemptionHook(Hook):
     def before_train(self, runner: Any) -> None:
         """Take over the stop signals for the length of the training."""
         self._flag = AnyRankFlag()
-        self.received = self.preempted_by = None
+        self.received = self.preempted_by = self._signalled_at = None
         self._pid = os.getpid()
         self._started = time.monotonic()
         self._start_timer(runner)
@@ -252,11 +256,20 @@ class PreemptionHook(Hook):
             signal.signal(number, signal.SIG_DFL)  # any other child (a Pool worker): as usual
             os.kill(os.getpid(), number)
             return
-        if self.received is not None:  # asked again: stop now
+        now, first = time.monotonic(), self._signalled_at
+        if first is not None and now - first > _REPEAT_GRACE:  # asked again: stop now
             signal.signal(number, signal.SIG_DFL)
             os.kill(os.getpid(), number)
             return
-        self.received = number
+        if first is None:
+            self._signalled_at = now
+        if self.received is None:  # else another rank's signal, or max_time, came first
+            self.received = number
+
+
+#: seconds within which another stop signal repeats the first rather than insisting: Slurm
+#: signals every process of a job step and torchrun passes the signal on to its ranks too
+_REPEAT_GRACE = 2.0
 
 
 def _validation_follows(runner: Any) -> bool:
