@@ -35,7 +35,7 @@ def resumed_line(loop: Any, path: str, position: dict | None = None) -> str:
         where = f"continues at iteration {loop.iter + 1} of {loop.max_iters}"
         return f"resumed from {path}: {done} done, {where}"
     # the batches of this epoch a resume skips (the loop's, set by resume_data_position)
-    skip = getattr(loop, "_resume_batches", 0)
+    skip = getattr(loop, "resume_batches", 0)
     begun = bool(position and position.get("epoch") == loop.epoch and position.get("batches"))
     epoch, length = loop.epoch + 1, _length(loop.dataloader)
     if not begun:

@@ -105,6 +105,11 @@ class _TrainLoop(ValidationSchedule, BaseLoop):
         """Finished iterations."""
         return self._iter
 
+    @property
+    def resume_batches(self) -> int:
+        """The batches of the current pass that a resume skips (0 unless resumed mid-pass)."""
+        return self._resume_batches
+
     def run_iter(self, idx: int, data_batch: Any) -> None:
         """One training iteration: hooks before, ``train_step``, hooks after."""
         runner = self.runner
