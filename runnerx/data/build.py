@@ -190,9 +190,10 @@ def _check_keys(cfg: dict[str, Any], cfg_key: str) -> None:
 
 def _pop_required(cfg: dict[str, Any], key: str, cfg_key: str) -> Any:
     if cfg.get(key) is None:
+        shuffle = cfg_key.startswith("train")  # val/test loaders keep the dataset's order
         example = {
             "dataset": "dataset=dict(type='DigitsDataset', split='train')",
-            "sampler": "sampler=dict(type='DefaultSampler', shuffle=True)",
+            "sampler": f"sampler=dict(type='DefaultSampler', shuffle={shuffle})",
         }[key]
         raise mark_wrapped(
             ConfigKeyError(f"{cfg_key}.{key} is missing; it is required, e.g. {example}")

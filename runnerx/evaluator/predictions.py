@@ -51,10 +51,18 @@ def _check_form(data_samples: Any, metric: str) -> None:
         got += f" of {type(data_samples[0]).__name__}"
     elif getattr(data_samples, "shape", None) is not None:
         got += f" of shape {tuple(data_samples.shape)}"
-    raise TypeError(
-        f"{metric} reads the model's predictions (what val_step / test_step return) as a dict "
-        f"of batched values or a list of per-sample dicts, but got {got}; return e.g. "
-        "dict(pred_score=logits.softmax(-1), gt_label=data_samples) from forward(mode='predict')"
+    raise predictions_error(metric, "val_step / test_step", got)
+
+
+def predictions_error(reader: str, source: str, got: str) -> TypeError:
+    """The error for predictions that the metrics cannot read: ``reader`` (a metric, or an
+    evaluator's config key) says what read them, ``source`` (e.g. ``'MyNet.val_step'``) what
+    returned them and ``got`` what they were (``'None'``, ``'a Tensor of shape (8, 3)'``)."""
+    return TypeError(
+        f"{reader} reads the model's predictions (what {source} returns) as a dict of batched "
+        f"values or a list of per-sample dicts, but got {got}; return e.g. "
+        "dict(pred_score=logits.softmax(-1), gt_label=data_samples) from forward(mode='predict'), "
+        "which BaseModel's val_step and test_step return"
     )
 
 

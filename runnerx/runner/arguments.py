@@ -13,6 +13,16 @@ _STAGES = {
     "val": ("val_dataloader", "val_cfg", "val_evaluator"),
     "test": ("test_dataloader", "test_cfg", "test_evaluator"),
 }
+_STAGE_NAMES = {"train": "training", "val": "validation", "test": "testing"}
+
+
+def stage_off_hint(stage: str) -> str:
+    """How to turn ``stage`` ('train', 'val' or 'test') off, for error messages."""
+    names = _STAGES[stage]
+    return (
+        f"to turn {_STAGE_NAMES[stage]} off, leave out {', '.join(names[:-1])} and {names[-1]} "
+        "(or set all three to None)"
+    )
 
 
 def check_run_parts(**parts: Any) -> None:
@@ -22,9 +32,13 @@ def check_run_parts(**parts: Any) -> None:
         given = [name for name in names if parts.get(name) is not None]
         if given and len(given) != len(names):
             missing = [name for name in names if name not in given]
+            defaults = ""
+            if stage != "train" and f"{stage}_cfg" in missing:
+                defaults = f" ({stage}_cfg=dict() for the defaults)"
             raise ValueError(
-                f"{stage}: {', '.join(given)} given but {', '.join(missing)} missing; "
-                f"set all of {', '.join(names)} to {stage}, or none of them"
+                f"{stage}: {', '.join(given)} given but {', '.join(missing)} missing; set all "
+                f"of {', '.join(names)} for {_STAGE_NAMES[stage]}{defaults}, or "
+                f"{stage_off_hint(stage)}"
             )
     param_scheduler = parts.get("param_scheduler")
     if param_scheduler is None:

@@ -13,9 +13,11 @@ from typing import Any
 import torch
 
 from runnerx.config.config_dict import keyed_copy
+from runnerx.evaluator.predictions import predictions_error
 from runnerx.logging import ProgressBar
 from runnerx.registry import LOOPS
 
+from .arguments import stage_off_hint
 from .base_loop import BaseLoop, refuse_uneven_batches
 from .batch_limits import FirstBatches, evaluated_samples, limited
 
@@ -48,15 +50,22 @@ class _EvalLoop(BaseLoop):
         if not callable(getattr(runner.model, step, None)):  # said before training starts
             raise TypeError(
                 f"{self.mode}_cfg is set but the model, {type(runner.unwrapped_model).__name__}, "
-                f"has no {step}(); implement it (runnerx.model.BaseModel has one) or remove "
-                f"{self.mode}_dataloader, {self.mode}_cfg and {self.mode}_evaluator"
+                f"has no {step}(); implement it (runnerx.model.BaseModel has one), or "
+                f"{stage_off_hint(self.mode)}"
             )
         super().__init__(runner, dataloader)
         self.evaluator = runner.build_evaluator(evaluator, key=f"{self.mode}_evaluator")
         if self.dataset_meta is not None:
             self.evaluator.dataset_meta = self.dataset_meta
         self.fp16 = fp16
-        self.dataloader = limited(self.dataloader, limit_batches, f"{self.mode}_cfg.limit_batches")
+        key = f"{self.mode}_cfg.limit_batches"
+        try:
+            self.dataloader = limited(self.dataloader, limit_batches, key)
+        except ValueError as error:
+            if limit_batches != 0:
+                raise
+            # Lightning's limit_val_batches=0 turns validation off: say what does that here
+            raise ValueError(f"{error}; {stage_off_hint(self.mode)}") from None
         self._checked_batches: Any = None  # the dataloader whose batch counts the ranks agree on
 
     def apply_fast_dev_run(self, batches: int) -> None:
@@ -93,6 +102,12 @@ class _EvalLoop(BaseLoop):
                 for hook in before:
                     hook(runner, batch_idx=idx, data_batch=data_batch)
                 outputs = step(data_batch)
+                if outputs is None:  # a custom metric would fail on it with no hint
+                    raise predictions_error(
+                        f"{self.mode}_evaluator",
+                        f"{type(runner.unwrapped_model).__name__}.{self.mode}_step",
+                        "None",
+                    )
                 self.evaluator.process(data_samples=outputs, data_batch=data_batch)
                 for hook in after:
                     hook(runner, batch_idx=idx, data_batch=data_batch, outputs=outputs)

@@ -51,9 +51,23 @@ def build_train_loop(runner: Any, dataloader: Any, loop_cfg: dict) -> Any:
     if "type" not in loop_cfg:
         by_epoch = loop_cfg.pop("by_epoch", _UNSET)
         if by_epoch is _UNSET:
-            raise KeyError("train_cfg needs type=... or by_epoch=True/False")
+            raise KeyError(
+                f"train_cfg needs type=... or by_epoch=True/False: {_loop_hint(loop_cfg)}"
+            )
         loop_cfg["type"] = EpochBasedTrainLoop if by_epoch else IterBasedTrainLoop
     return LOOPS.build(loop_cfg, default_args={"runner": runner, "dataloader": dataloader})
+
+
+def _loop_hint(loop_cfg: dict) -> str:
+    """What to add to a ``train_cfg`` that names no loop, going by the length it gives."""
+    if "max_epochs" in loop_cfg:
+        return "it has max_epochs, so add by_epoch=True (or type='EpochBasedTrainLoop')"
+    if "max_iters" in loop_cfg:
+        return "it has max_iters, so add by_epoch=False (or type='IterBasedTrainLoop')"
+    return (
+        "add by_epoch=True with max_epochs=N, by_epoch=False with max_iters=N, or "
+        "type='MyLoop' for a registered loop"
+    )
 
 
 class _TrainLoop(ValidationSchedule, BaseLoop):

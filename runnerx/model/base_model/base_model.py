@@ -12,6 +12,7 @@ from torch import nn
 from torch.nn.modules import module as _torch_module
 
 from runnerx.model.base_model.data_preprocessor import BaseDataPreprocessor
+from runnerx.model.base_model.forward_errors import note_batch_form
 from runnerx.model.base_module import BaseModule
 from runnerx.registry import MODELS
 
@@ -166,11 +167,16 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
 
     def _run_forward(self, data: Any, mode: str) -> Any:
         """Call the model on a preprocessed batch: ``self(**data)`` for a dict,
-        ``self(*data)`` for a list or tuple."""
-        if type(data) is dict or isinstance(data, Mapping):
-            return call_module(self)(**data, mode=mode)
-        if isinstance(data, (list, tuple)):
-            return call_module(self)(*data, mode=mode)
+        ``self(*data)`` for a list or tuple. An error the batch's form probably caused (keys
+        that are not forward's parameters, unstacked samples) gets a note saying so."""
+        try:
+            if type(data) is dict or isinstance(data, Mapping):
+                return call_module(self)(**data, mode=mode)
+            if isinstance(data, (list, tuple)):
+                return call_module(self)(*data, mode=mode)
+        except (TypeError, AttributeError) as error:
+            note_batch_form(self, data, mode, error)
+            raise
         raise TypeError(
             "the data preprocessor must return a dict (keyword arguments of forward) or a list "
             f"or tuple (positional arguments), but returned {type(data).__name__}"
