@@ -256,3 +256,31 @@ def follow_copied_work_dir(runner: Any, path: str) -> None:
     same_name = isinstance(last, str) and os.path.basename(last) == os.path.basename(path)
     if same_name and last != local and os.path.abspath(path) == os.path.abspath(local):
         runner.message_hub.update_info("last_ckpt", local)
+
+
+def no_weights_of(model: Any, path: str, checkpoint: Any, revise_keys: Any) -> str:
+    """The error for a ``load_from`` checkpoint none of whose keys is one of ``model``'s: its
+    entries, and, when its weights' keys share a first part that the model's lack (the
+    ``_orig_mod.`` of ``torch.compile(model).state_dict()``, a ``model.`` of another
+    framework), how to drop it."""
+    name, count = type(model).__name__, len(model.state_dict())
+    message = f"load_from: {path} holds no weights of {name} (none of its {count} keys is there"
+    cure = "give a training checkpoint (with 'state_dict') or a model state_dict"
+    weights = checkpoint.get("state_dict", checkpoint) if isinstance(checkpoint, dict) else {}
+    if not isinstance(weights, dict) or not weights:
+        return f"{message}); {cure}"
+    keys = [str(key) for key in weights]
+    for pattern, replacement in revise_keys:  # as load_model_weights saw them
+        keys = [re.sub(pattern, replacement, key) for key in keys]
+    shown = ", ".join(keys[:4]) + (", ..." if len(keys) > 4 else "")
+    label = "its weights' keys" if "state_dict" in checkpoint else "the checkpoint's entries"
+    first = {key.split(".", 1)[0] for key in keys}
+    if len(first) == 1 and "." in keys[0]:
+        prefix, ours = f"{first.pop()}.", set(model.state_dict())
+        if any(key[len(prefix) :] in ours for key in keys):
+            return (
+                f"{message}; {label} start with {prefix!r}: {shown}); drop it when loading: "
+                f"runner.load_checkpoint(path, revise_keys=[(r'^module\\.', ''), "
+                f"(r'^{re.escape(prefix)}', '')]), or save the weights without it"
+            )
+    return f"{message}; {label}: {shown}); {cure}"

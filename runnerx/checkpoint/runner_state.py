@@ -40,6 +40,7 @@ from .resume_checks import (
     follow_copied_work_dir,
     in_work_dir,
     model_mismatch,
+    no_weights_of,
     resumed_line,
     warn_if_nothing_left,
     warn_of_restored_schedule_ends,
@@ -221,12 +222,7 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
     missing, unexpected = load_model_weights(target, checkpoint, strict, revise_keys)
     expected = len(target.state_dict())
     if expected and len(missing) == expected:
-        entries = ", ".join(map(str, list(checkpoint)[:8])) if isinstance(checkpoint, dict) else ""
-        raise ValueError(
-            f"load_from: {path} holds no weights of {type(target).__name__} (none of its "
-            f"{expected} keys is there; the checkpoint's entries: {entries}); give a training "
-            "checkpoint (it has 'state_dict') or a saved model state_dict"
-        )
+        raise ValueError(no_weights_of(target, path, checkpoint, revise_keys))
     runner.logger.info(f"loaded weights from {path}")
     if missing:
         runner.logger.warning(f"missing keys in the checkpoint {path}: {', '.join(missing)}")

@@ -92,10 +92,11 @@ def _check_cpp_compiler(model: nn.Module, options: dict[str, Any]) -> None:
     compilers = [name for name in search if isinstance(name, str)]
     if not compilers or any(shutil.which(name) for name in compilers):
         return
+    found = ", ".join(map(repr, compilers))
     raise RuntimeError(
-        "compile=True (or tools/train.py -O3) with the default inductor backend needs a C++ "
-        "compiler for a model on the CPU, and none was found (torch._inductor.config.cpp.cxx, "
-        f"which $CXX sets: {', '.join(map(repr, compilers))}). Install one (apt-get install "
-        "g++, or point $CXX at one), or set compile=dict(backend='eager') (no speed-up), or "
-        "drop compile (no compile key; -O2 instead of -O3)"
+        "compile (compile=True or a compile dict, or tools/train.py -O3) with the default "
+        "inductor backend needs a C++ compiler for a model on the CPU, and none was found "
+        f"(torch._inductor.config.cpp.cxx, which $CXX sets: {found}). Install one (apt-get "
+        "install g++, or point $CXX at one), or set compile=dict(backend='eager') (no "
+        "speed-up), or drop compile (no compile key; -O2 instead of -O3)"
     )

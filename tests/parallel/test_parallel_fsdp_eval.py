@@ -46,15 +46,12 @@ def even(rank, out_dir):
 
 def test_uneven_batches_are_refused_for_a_sharded_model(tmp_path, spawn_ranks):
     refused = spawn_ranks(uneven, tmp_path, 2, timeout=240)
-    assert (
-        refused
-        == [
-            "val_dataloader gives the ranks different numbers of batches (rank 0: 6, rank 1: 5): "
-            "the model is sharded by FSDP, and every one of its forward passes needs all ranks; set "
-            "val_dataloader.sampler.round_up=True (the samples it repeats to even out the ranks are "
-            "left out of the metrics)"
-        ]
-        * 2
+    expected = (
+        "val_dataloader gives the ranks different numbers of batches (rank 0: 6, rank 1: 5): the "
+        "model is sharded by FSDP, and every one of its forward passes needs all ranks; set "
+        "val_dataloader.sampler.round_up=True (the samples it repeats to even out the ranks "
+        "are left out of the metrics)"
     )
+    assert refused == [expected, expected]
     metrics = spawn_ranks(even, tmp_path, 2, timeout=240)
     assert metrics[0] == metrics[1] and 0 <= metrics[0]["accuracy/top1"] <= 100

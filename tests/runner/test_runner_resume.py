@@ -470,9 +470,27 @@ def test_load_from_a_checkpoint_without_this_models_weights_is_refused(tmp_path,
         ValueError,
         match=rf"^load_from: {optimizer_only} holds no weights of "
         r"DigitsConvNet \(none of its \d+ keys is there; the checkpoint's "
-        r"entries: optimizer\)",
+        r"entries: optimizer\); give a training checkpoint",
     ):
         runner.test()
+
+    # the weights of a torch.compile'd model: the prefix is named, with the way to drop it
+    weights = load_checkpoint(one_epoch)["state_dict"]
+    compiled = tmp_path / "compiled.pth"
+    save_checkpoint({"state_dict": {f"_orig_mod.{k}": v for k, v in weights.items()}}, compiled)
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "work2", load_from=str(compiled)))
+    with pytest.raises(ValueError) as caught:
+        runner.test()
+    assert "; its weights' keys start with '_orig_mod.': _orig_mod.features.0.weight" in str(
+        caught.value
+    )
+    assert str(caught.value).endswith(
+        "drop it when loading: runner.load_checkpoint(path, revise_keys=[(r'^module\\.', ''), "
+        "(r'^_orig_mod\\.', '')]), or save the weights without it"
+    )
+    runner.load_checkpoint(str(compiled), revise_keys=[(r"^module\.", ""), (r"^_orig_mod\.", "")])
+    loaded = runner.unwrapped_model.state_dict()["features.0.weight"]
+    assert torch.equal(loaded, weights["features.0.weight"])
 
 
 def test_a_new_run_in_a_work_dir_with_checkpoints_warns_and_a_resumed_one_does_not(
