@@ -44,7 +44,7 @@ class SignalRankAtIter(Hook):
 
 
 @HOOKS.register_module()
-class CountValidations(Hook):
+class CountRankValidations(Hook):
     """Counts the validations that began."""
 
     def __init__(self):
@@ -129,11 +129,11 @@ def run_rank_near_validation(rank, out_dir):
             cfg.merge_from_dict(changes)
         cfg.custom_hooks = [
             dict(type="SignalRankAtIter", at=at, rank=1),
-            dict(type="CountValidations"),
+            dict(type="CountRankValidations"),
         ]
         runner = Runner.from_cfg(cfg)
         runner.train()
-        (counter,) = (hook for hook in runner.hooks if isinstance(hook, CountValidations))
+        (counter,) = (hook for hook in runner.hooks if isinstance(hook, CountRankValidations))
         outcome[name] = (preempted_by(runner), runner.iter, counter.count)
     return outcome
 
