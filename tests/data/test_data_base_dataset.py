@@ -210,8 +210,11 @@ def test_an_error_while_reading_a_sample_names_the_sample(ann_dir, num_workers):
     loader = build_dataloader(
         dict(dataset=dataset, sampler=sampler, batch_size=2, num_workers=num_workers)
     )
+    batches = iter(loader)
     with pytest.raises(ValueError, match="corrupt sample") as info:
-        list(loader)
+        list(batches)
+    if num_workers:  # now: left to the garbage collector, each worker stalls it for 5 s
+        batches._shutdown_workers()
     shown = "".join(traceback.format_exception(info.value))  # as Python prints it
     assert (
         "ValueError: corrupt sample\nwhile reading sample 5 of RxToy (img_path='05.jpg')" in shown

@@ -36,22 +36,18 @@ def evaluate(rank, out_dir, round_up):
         return str(error)
 
 
-def uneven(rank, out_dir):
-    return evaluate(rank, out_dir, round_up=False)
-
-
-def even(rank, out_dir):
-    return evaluate(rank, out_dir, round_up=True)
+def evaluate_both(rank, out_dir):
+    """Each rank: the refusal with round_up=False, then the metrics with round_up=True."""
+    return evaluate(rank, out_dir, round_up=False), evaluate(rank, out_dir, round_up=True)
 
 
 def test_uneven_batches_are_refused_for_a_sharded_model(tmp_path, spawn_ranks):
-    refused = spawn_ranks(uneven, tmp_path, 2, timeout=240)
+    (refused, metrics), (refused_1, metrics_1) = spawn_ranks(evaluate_both, tmp_path, 2, 240)
     expected = (
         "val_dataloader gives the ranks different numbers of batches (rank 0: 6, rank 1: 5): the "
         "model is sharded by FSDP, and every one of its forward passes needs all ranks; set "
         "val_dataloader.sampler.round_up=True (the samples it repeats to even out the ranks "
         "are left out of the metrics)"
     )
-    assert refused == [expected, expected]
-    metrics = spawn_ranks(even, tmp_path, 2, timeout=240)
-    assert metrics[0] == metrics[1] and 0 <= metrics[0]["accuracy/top1"] <= 100
+    assert refused == refused_1 == expected
+    assert metrics == metrics_1 and 0 <= metrics["accuracy/top1"] <= 100
