@@ -1,4 +1,5 @@
-"""Close matches for a misspelt name, for the "did you mean ...?" part of error messages."""
+"""Wording that error messages share: close matches for a misspelt name (the "did you mean
+...?" part), counts of things, and how many a shortened list leaves out."""
 
 from __future__ import annotations
 
@@ -14,3 +15,14 @@ def close_matches(word: str, candidates: Iterable[object], n: int = 3) -> list[s
         by_lower.setdefault(str(candidate).lower(), str(candidate))
     found = difflib.get_close_matches(str(word).lower(), list(by_lower), n=n, cutoff=0.6)
     return [by_lower[match] for match in found]
+
+
+def counted(number: int, noun: str) -> str:
+    """``'1 rank'``, ``'3 ranks'``: ``number`` of ``noun`` (plural with an ``s``)."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def more_than(shown: int, total: int) -> str:
+    """What a list cut to its first ``shown`` of ``total`` items leaves out: ``' (and 3
+    more)'``, or nothing."""
+    return f" (and {total - shown} more)" if total > shown else ""

@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from runnerx.suggest import more_than
+
 #: Keys a resumed run is expected to change: where it runs and from what, and a schedule
 #: extended to train on (checked by :func:`~runnerx.checkpoint.resume_checks.warn_if_nothing_left`);
 #: ``randomness.seed`` has its own warning. Prefixes of dotted key paths.
@@ -125,7 +127,7 @@ def _listed(keys: list[str], old: dict, new: dict) -> str:
         f"{key} {_short(old.get(key, _ABSENT))} -> {_short(new.get(key, _ABSENT))}"
         for key in keys[:_SHOWN]
     )
-    return shown + (f" (and {len(keys) - _SHOWN} more)" if len(keys) > _SHOWN else "")
+    return shown + more_than(_SHOWN, len(keys))
 
 
 class _Code(str):

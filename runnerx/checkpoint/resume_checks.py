@@ -15,6 +15,8 @@ import os
 import re
 from typing import Any
 
+from runnerx.suggest import counted, more_than
+
 _SHOWN = 8  # names of each kind in a message
 
 
@@ -28,7 +30,7 @@ def resumed_line(loop: Any, path: str, position: dict | None = None) -> str:
     unit = getattr(loop, "unit", None)  # a loop of runnerx's (or a subclass of one)
     if unit is None:
         return f"resumed from {path} at epoch {loop.epoch}, iter {loop.iter}"
-    done = _count(loop.iter, "iteration")
+    done = counted(loop.iter, "iteration")
     if unit == "iteration":
         if loop.iter >= loop.max_iters:
             return f"resumed from {path}: {done} done, nothing left to train"
@@ -39,7 +41,7 @@ def resumed_line(loop: Any, path: str, position: dict | None = None) -> str:
     begun = bool(position and position.get("epoch") == loop.epoch and position.get("batches"))
     epoch, length = loop.epoch + 1, _length(loop.dataloader)
     if not begun:
-        done = f"{_count(loop.epoch, 'epoch')} ({done})"
+        done = f"{counted(loop.epoch, 'epoch')} ({done})"
     if loop.epoch >= loop.max_epochs:
         where = "nothing left to train"
     elif not skip:
@@ -58,10 +60,6 @@ def _length(dataloader: Any) -> int | None:
         return len(dataloader)
     except TypeError:  # an iterable dataset without a length
         return None
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def warn_if_nothing_left(runner: Any, path: str) -> None:
@@ -169,7 +167,7 @@ def warn_of_restored_schedule_ends(runner: Any, path: str, saved: Any) -> None:
             f"{label} ({type(scheduler).__name__}) ends at {unit} {end} as restored, "
             f"{scheduler.end} as configured now{effect}"
         )
-    more = f" (and {len(moved) - _SHOWN} more)" if len(moved) > _SHOWN else ""
+    more = more_than(_SHOWN, len(moved))
     runner.logger.warning(
         f"resume: {'; '.join(names)}{more}. The schedulers restored from {path} keep the "
         "ends of the run that saved it (as in MMEngine; an end left out of param_scheduler "

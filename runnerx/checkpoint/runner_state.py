@@ -27,6 +27,7 @@ from runnerx.parallel import (
     saves_sharded,
 )
 from runnerx.runner.environment import capture_rng_state, restore_rng_state
+from runnerx.suggest import counted
 from runnerx.version import __version__
 
 from .config_changes import warn_of_config_changes
@@ -310,11 +311,10 @@ def _restore_rng(runner: Any, states: list | None) -> None:
     if not states:
         return
     if len(states) != runner.world_size:
-        ranks = f"{len(states)} rank{'' if len(states) == 1 else 's'}"
         runner.logger.warning(
-            f"the checkpoint holds random states of {ranks} but this run has "
-            f"{runner.world_size}: every rank continues rank 0's, so the run will not repeat "
-            "the interrupted one exactly"
+            f"the checkpoint holds random states of {counted(len(states), 'rank')} but this "
+            f"run has {runner.world_size}: every rank continues rank 0's, so the run will not "
+            "repeat the interrupted one exactly"
         )
     restore_rng_state(states[runner.rank] if len(states) == runner.world_size else states[0])
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from runnerx.suggest import more_than
+
 from .dict_action import parse_option_value
 from .errors import ConfigKeyError
 from .merge import DELETE_KEY
@@ -105,7 +107,7 @@ def _same_name_elsewhere(cfg: Mapping, parts: list[str], missing: int, value: An
     places = complete or places
     shown = [".".join((*path, *rest)) for path in places[:_SHOWN]]
     meant = " or ".join(f"{key}={_as_typed(value)}" for key in shown)
-    more = f" (and {len(places) - _SHOWN} more)" if len(places) > _SHOWN else ""
+    more = more_than(_SHOWN, len(places))
     has = ", ".join(".".join(path) for path in places[:_SHOWN])
     return f"the config has {has}{more} (did you mean {meant}?)"
 

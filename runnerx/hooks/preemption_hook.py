@@ -53,6 +53,7 @@ from runnerx.hooks.best_checkpoints import raise_if_a_save_failed
 from runnerx.hooks.checkpoint_hook import CheckpointHook
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS
+from runnerx.runner.batch_limits import unlimited
 
 #: what ``tools/train.py`` exits with after saving a checkpoint on a stop signal
 #: (EX_TEMPFAIL of sysexits.h: "try again later"; Slurm's ``RequeueExit=75`` requeues on it)
@@ -129,10 +130,8 @@ class PreemptionHook(Hook):
         (by the sanity check) are shut down: the next pass starts wrapped ones."""
         signals = tuple(sorted(self.signals))
         for loop in (getattr(runner, "train_loop", None), getattr(runner, "val_loop", None)):
-            loader = getattr(loop, "dataloader", None)
-            while loader is not None and not isinstance(loader, DataLoader):
-                loader = getattr(loader, "loader", None)  # under FirstBatches (limit_batches)
-            if loader is None or not loader.num_workers:
+            loader = unlimited(getattr(loop, "dataloader", None))  # limit_batches: its loader
+            if not isinstance(loader, DataLoader) or not loader.num_workers:
                 continue
             init_fn = loader.worker_init_fn
             if isinstance(init_fn, LeaveSignalsToMain):

@@ -64,6 +64,14 @@ class FirstBatches:
         return getattr(loader, name)
 
 
+def unlimited(dataloader: Any) -> Any:
+    """The dataloader under any :class:`FirstBatches` views of it (``dataloader`` itself when
+    there are none): the one whose workers and options are real."""
+    while isinstance(dataloader, FirstBatches):
+        dataloader = dataloader.loader
+    return dataloader
+
+
 def evaluated_samples(dataloader: Any) -> int:
     """The samples, across ranks, that one pass over ``dataloader`` evaluates, not counting
     those a sampler repeats to even out the ranks' shares (``Evaluator.evaluate``'s size,

@@ -29,7 +29,7 @@ from runnerx.fileio import wait_for_pending_writes
 from runnerx.registry import RUNNERS, DefaultScope
 
 from .arguments import check_run_parts, init_parameters
-from .batch_limits import FirstBatches
+from .batch_limits import unlimited
 from .environment import (
     RANDOMNESS_KEYS,
     check_keys,
@@ -481,7 +481,4 @@ def _stop_workers(*loops: Any) -> None:
     """Stop the persistent dataloader workers of ``loops`` (None: a loop never built), whose
     run is over (see :func:`runnerx.data.stop_workers`)."""
     for loop in loops:
-        loader = getattr(loop, "dataloader", None)
-        while isinstance(loader, FirstBatches):  # fast_dev_run / limit_batches
-            loader = loader.loader
-        stop_workers(loader)
+        stop_workers(unlimited(getattr(loop, "dataloader", None)))  # fast_dev_run, limit_batches

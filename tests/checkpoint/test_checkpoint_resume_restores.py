@@ -13,23 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from runnerx import DATASETS, HOOKS, MODELS, Config
+from runnerx import HOOKS, Config
 from runnerx.checkpoint import load_checkpoint
 from runnerx.data.samplers.position import batches_to_skip, data_position
 from runnerx.hooks import Hook
 from runnerx.runner import Runner
-from tests.checkpoint.conftest import TinyNet
-from tests.checkpoint.tiny_data import TinyData
-
-
-@MODELS.register_module()
-class ResumeTinyNet(TinyNet):
-    """The checkpoint tests' model, by name."""
-
-
-@DATASETS.register_module()
-class ResumeTinyData(TinyData):
-    """The checkpoint tests' 8 samples, by name."""
+from tests.checkpoint.tiny_config import tiny_run_config
 
 
 @HOOKS.register_module()
@@ -44,24 +33,8 @@ class RecordBatchIdx(Hook):
 
 
 def tiny_cfg(work_dir: Path, **changes) -> Config:
-    cfg = Config(
-        dict(
-            model=dict(type="ResumeTinyNet"),
-            work_dir=str(work_dir),
-            train_dataloader=dict(
-                dataset=dict(type="ResumeTinyData"),
-                batch_size=2,
-                sampler=dict(type="DefaultSampler", shuffle=True),
-                collate_fn=dict(type="default_collate"),
-            ),
-            train_cfg=dict(by_epoch=True, max_epochs=2),
-            optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.1, momentum=0.9)),
-            default_hooks=dict(
-                logger=dict(type="LoggerHook", interval=100),
-                checkpoint=dict(type="CheckpointHook", by_epoch=False, interval=2),
-            ),
-            randomness=dict(seed=0),
-        )
+    cfg = tiny_run_config(
+        work_dir, dict(by_epoch=True, max_epochs=2), dict(lr=0.1, momentum=0.9), 2
     )
     cfg.merge_from_dict(changes)
     return cfg

@@ -13,27 +13,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from runnerx import DATASETS, HOOKS, MODELS, Config
+from runnerx import HOOKS, Config
 from runnerx.checkpoint.config_changes import warn_of_config_changes
 from runnerx.checkpoint.runner_state import _restore_rng
 from runnerx.hooks import Hook
 from runnerx.runner import Runner
 from runnerx.runner.environment import capture_rng_state
-from tests.checkpoint.conftest import TinyNet
-from tests.checkpoint.tiny_data import TinyData
+from tests.checkpoint.tiny_config import tiny_run_config
 
 #: a cosine schedule without ``end``: it ends at train_cfg.max_iters
 COSINE = dict(type="CosineAnnealingLR", by_epoch=False, eta_min=0.001)
-
-
-@MODELS.register_module(force=True)
-class WarnTinyNet(TinyNet):
-    """The checkpoint tests' model, by name."""
-
-
-@DATASETS.register_module(force=True)
-class WarnTinyData(TinyData):
-    """The checkpoint tests' 8 samples, by name."""
 
 
 @HOOKS.register_module(force=True)
@@ -48,26 +37,8 @@ class RecordLr(Hook):
 
 
 def tiny_cfg(work_dir: Path, max_iters: int = 8, **changes) -> Config:
-    cfg = Config(
-        dict(
-            model=dict(type="WarnTinyNet"),
-            work_dir=str(work_dir),
-            train_dataloader=dict(
-                dataset=dict(type="WarnTinyData"),
-                batch_size=2,
-                sampler=dict(type="DefaultSampler", shuffle=True),
-                collate_fn=dict(type="default_collate"),
-            ),
-            train_cfg=dict(by_epoch=False, max_iters=max_iters),
-            optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.1)),
-            param_scheduler=[COSINE],
-            default_hooks=dict(
-                logger=dict(type="LoggerHook", interval=100),
-                checkpoint=dict(type="CheckpointHook", by_epoch=False, interval=4),
-            ),
-            randomness=dict(seed=0),
-        )
-    )
+    train_cfg = dict(by_epoch=False, max_iters=max_iters)
+    cfg = tiny_run_config(work_dir, train_cfg, dict(lr=0.1), 4, param_scheduler=[COSINE])
     cfg.merge_from_dict(changes)
     return cfg
 
