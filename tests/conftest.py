@@ -1,8 +1,10 @@
 """Fixtures every test folder can use: a free port, spawned ranks run to completion, a
 command run in the repository root, and the storage-backend registries left as found."""
 
+import faulthandler
 import http.server
 import logging
+import multiprocessing
 import os
 import pickle
 import socket
@@ -48,10 +50,21 @@ def dist_train_env():
     return environment
 
 
-def _run_rank_and_keep_its_outcome(rank: int, run_rank, out_dir: str) -> None:
-    """In a spawned rank: ``run_rank(rank, out_dir)``, its result pickled for the test."""
+# imported once by the fork server that starts the ranks, instead of by each rank (seconds each)
+_PRELOADED = ["torch", "runnerx.runner"]
+
+
+def _run_rank_and_keep_its_outcome(
+    rank: int, run_rank, out_dir: str, environment: dict[str, str]
+) -> None:
+    """In a rank: ``run_rank(rank, out_dir)``, its result pickled for the test. The rank
+    starts from the test's environment, as a spawned interpreter would (the fork server's is
+    the one it was started with)."""
     from runnerx.dist.launch import shutdown_dist
 
+    os.environ.clear()
+    os.environ.update(environment)
+    faulthandler.enable()
     outcome = run_rank(rank, out_dir)
     with open(Path(out_dir) / f"rank{rank}.pkl", "wb") as file:
         pickle.dump(outcome, file)
@@ -64,28 +77,29 @@ def spawn_ranks():
     out_dir)`` on every rank, fails the test if they do not finish within ``timeout`` seconds,
     and returns what each rank's ``run_rank`` returned (pickled to ``out_dir/rank<r>.pkl``;
     the rank then leaves its process group, after run_rank's models and runners are gone).
-    The ranks start with MASTER_ADDR, MASTER_PORT (a free port) and WORLD_SIZE set; each sets
-    its own RANK, or passes ``rank=`` to ``init_process_group``. A rank killed by a signal
-    prints its Python stack (faulthandler), and the failure says which ranks had already
-    written their results."""
+    The ranks start with the test's environment plus MASTER_ADDR, MASTER_PORT (a free port)
+    and WORLD_SIZE; each sets its own RANK, or passes ``rank=`` to ``init_process_group``.
+    They are forked by a fork server that has imported torch and runnerx once for the whole
+    session, and otherwise start as spawned interpreters do (each imports the test's module).
+    A rank killed by a signal prints its Python stack (faulthandler), and the failure says
+    which ranks had already written their results."""
+    multiprocessing.get_context("forkserver").set_forkserver_preload(_PRELOADED)
 
     def spawn(run_rank, out_dir: Path, world_size: int, timeout: float) -> list:
         results = [Path(out_dir) / f"rank{rank}.pkl" for rank in range(world_size)]
-        environment = {
-            "PYTHONFAULTHANDLER": "1",
-            "MASTER_ADDR": "127.0.0.1",
-            "MASTER_PORT": str(_free_port()),
-            "WORLD_SIZE": str(world_size),
-        }
-        with pytest.MonkeyPatch.context() as patch:
-            for name, value in environment.items():  # each spawned interpreter starts with them
-                patch.setenv(name, value)
-            context = mp.spawn(
-                _run_rank_and_keep_its_outcome,
-                args=(run_rank, str(out_dir)),
-                nprocs=world_size,
-                join=False,
-            )
+        environment = dict(
+            os.environ,
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(_free_port()),
+            WORLD_SIZE=str(world_size),
+        )
+        context = mp.start_processes(
+            _run_rank_and_keep_its_outcome,
+            args=(run_rank, str(out_dir), environment),
+            nprocs=world_size,
+            join=False,
+            start_method="forkserver",
+        )
         deadline = time.monotonic() + timeout
         try:
             while not context.join(timeout=1):
