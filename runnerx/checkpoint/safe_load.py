@@ -28,7 +28,7 @@ from .mmengine_compat import MMENGINE_SAFE_GLOBALS
 #: How to opt in, quoted by the error (the same words as docs/checkpoint.md).
 OPT_IN = (
     "load_checkpoint(path, unsafe_load=True), `unsafe_load = True` at the top level of the "
-    "config, or --unsafe-load for tools/train.py and tools/test.py"
+    "config, or --unsafe-load for tools/train.py, tools/test.py and tools/publish_model.py"
 )
 
 

@@ -262,9 +262,11 @@ def module_initializer(kind: str, cfg: dict) -> Callable[[nn.Module], None]:
 def load_pretrained(
     module: nn.Module, checkpoint: str, prefix: str | None = None, map_location: Any = "cpu"
 ) -> None:
-    """Load weights from a checkpoint file (or http(s) URL) into ``module``, non-strictly.
+    """Load weights from ``checkpoint`` into ``module``, non-strictly: anything ``load_from``
+    reads (a file, an http(s) URL, a storage backend's prefix, ``torchvision://``,
+    ``open-mmlab://``, ``mmcls://``), safely, through ``CheckpointLoader``.
 
-    Reads with ``weights_only=True``. A checkpoint dict with a ``'state_dict'`` key (MMEngine's
+    A checkpoint dict with a ``'state_dict'`` key (MMEngine's
     layout) is read from that key; a leading ``module.`` (from DDP) is dropped from the names.
     ``prefix='backbone.'`` (or ``'backbone'``) loads only the entries under that prefix, with
     the prefix removed.
