@@ -22,6 +22,9 @@ GRES_ARGS=()
 if [ "$GRES" != "none" ]; then
     GRES_ARGS=(--gres="$GRES")
 fi
+# As OpenMMLab's scripts do, the project holding tools/ comes first on PYTHONPATH (so its
+# custom_imports work without installing it), before what the user set.
+export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 # no cd: relative paths (the config, CHECKPOINT, --work-dir) mean what the user typed
 exec srun --partition="$PARTITION" --job-name="$JOB_NAME" "${GRES_ARGS[@]}" \
     --ntasks="$GPUS" --ntasks-per-node="$GPUS_PER_NODE" --cpus-per-task="$CPUS_PER_TASK" \

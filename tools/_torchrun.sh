@@ -5,6 +5,9 @@
 set -euo pipefail
 TOOL=$1
 NPROC=$2
+# As OpenMMLab's scripts do, the project holding tools/ comes first on PYTHONPATH (so its
+# custom_imports work without installing it), before what the user set.
+export PYTHONPATH="$(cd "$(dirname "$0")/.." && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 # no cd: relative paths (the config, CHECKPOINT, --work-dir) mean what the user typed
 exec python -m torch.distributed.run \
     --nnodes="${NNODES:-1}" --node_rank="${NODE_RANK:-0}" \

@@ -103,7 +103,7 @@ def print_table(times: dict[str, list[float]], size_mb: float, rounds: int) -> N
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--rounds", type=int, default=21, help="interleaved timing rounds")
     parser.add_argument(
         "--dir",

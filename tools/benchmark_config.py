@@ -69,7 +69,7 @@ def bench_imports(repeats: int) -> dict[str, float]:
 
 def main() -> None:
     """Run both benchmarks and print the tables."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--import-repeats", type=int, default=10)
     args = parser.parse_args()

@@ -218,7 +218,7 @@ def report(results: dict, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--strategies", nargs="+", choices=list(STRATEGIES), default=None)
     parser.add_argument("--iters", type=int, default=150, help="Runner iterations per strategy")
     parser.add_argument("--chunk", type=int, default=10, help="iterations per timed chunk")

@@ -80,7 +80,7 @@ def work_pieces(optimizer: torch.optim.Optimizer) -> dict[str, Callable[[int, to
 
 def main(argv: list[str] | None = None) -> None:
     """Print the two tables: pieces of work alone and between MLP steps; the inline contract."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--rounds", type=int, default=300, help="chunks of each kind to time")
     parser.add_argument(
         "--inline-rounds", type=int, default=100, help="chunks of each kind, second table"

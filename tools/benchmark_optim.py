@@ -125,7 +125,7 @@ def compare(title: str, found: dict, batches: Batches, rounds: int, unit: str) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--rounds", type=int, default=150, help="interleaved timing rounds")
     parser.add_argument("--steps", type=int, default=5, help="CNN training steps per timing")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")

@@ -180,7 +180,7 @@ def profile_runner(iters: int, mode: str, work_dir: str, top: int = 15) -> None:
 
 def main() -> None:
     """Parse the flags, run the benchmarks and print the tables."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument(
         "--data",
         nargs="+",

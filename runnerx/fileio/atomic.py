@@ -58,7 +58,7 @@ def atomic_write(
             file.flush()
     except BaseException as error:
         _discard(temporary)
-        _raise_naming_the_file(error, path)
+        _raise_naming_the_file(_underlying(error), path)
     if background:
         _submit(lambda: _put_in_place(temporary, path), path)
         return
@@ -66,6 +66,43 @@ def atomic_write(
         _put_in_place(temporary, path)
     except OSError as error:
         _raise_naming_the_file(error, path)
+
+
+def _underlying(error: BaseException) -> BaseException:
+    """What to report for ``error`` from the block of :func:`atomic_write`: a KeyboardInterrupt
+    in its chain (Ctrl-C is what happened, whatever failed while it unwound), or the OSError
+    (a full disk) under the RuntimeError that torch's zip writer raises when it closes an
+    archive whose write failed (``unexpected pos 53120 vs 53072``); else ``error`` itself."""
+    seen = set()
+    link: BaseException | None = error
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return _alone(link, error)
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    inner = error.__context__
+    if (
+        isinstance(error, RuntimeError)
+        and isinstance(inner, OSError)
+        and inner.errno is not None
+        and _raised_in_torch(error)
+    ):
+        return _alone(inner, error)
+    return error
+
+
+def _alone(inner: BaseException, outer: BaseException) -> BaseException:
+    # Raised again while ``outer`` is handled, ``inner`` gets it as context: hide that noise.
+    if inner is not outer:
+        inner.__suppress_context__ = True
+    return inner
+
+
+def _raised_in_torch(error: BaseException) -> bool:
+    frame = error.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    return frame is not None and frame.tb_frame.f_globals.get("__name__", "").startswith("torch")
 
 
 def _raise_naming_the_file(error: BaseException, path: str | None) -> NoReturn:

@@ -1,11 +1,15 @@
 """tools/dist_*.sh and tools/slurm_*.sh: a call with arguments missing, swapped or not a number
 gets the script's usage line and what is wrong (exit 2), not bash's ``$2: unbound variable``
 or torchrun's traceback; a right call reaches torchrun / srun with the arguments in place
-(stand-ins for python and srun that print what they were given)."""
+(stand-ins for python and srun that print what they were given), with the project root
+first on PYTHONPATH."""
 
 import os
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).parents[2]
 
 USAGES = {
     "dist_train.sh": "bash tools/dist_train.sh CONFIG NPROC [train.py args...]",
@@ -137,3 +141,26 @@ def test_a_right_call_passes_its_arguments_on(
     launcher = "pytorch" if script.startswith("dist") else "slurm"
     assert given[-len(tool_args) - 2 :] == [*tool_args, "--launcher", launcher]
     assert launcher_option in given[: -len(tool_args) - 2]
+
+
+@pytest.mark.parametrize(
+    "script, args",
+    [("dist_train.sh", ["c.py", "1"]), ("slurm_test.sh", ["gpu", "job", "c.py", "e.pth"])],
+)
+@pytest.mark.parametrize("user_path", [None, "/opt/mine"])
+def test_the_project_root_comes_first_on_pythonpath(run_in_repo, tmp_path, script, args, user_path):
+    """As OpenMMLab's scripts do: the folder above tools/ is importable (a project's modules
+    named by custom_imports), before anything the user set."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for name in ("python", "srun"):
+        (folder / name).write_text('#!/bin/sh\nprintf "PYTHONPATH=%s\\n" "$PYTHONPATH"\n')
+        (folder / name).chmod(0o755)
+    env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("PYTHONPATH", None)
+    if user_path:
+        env["PYTHONPATH"] = user_path
+    result = run_in_repo(["bash", f"tools/{script}", *args], env=env, timeout=30)
+    assert result.returncode == 0, result.stderr
+    expected = str(ROOT) + (f":{user_path}" if user_path else "")
+    assert result.stdout.splitlines() == [f"PYTHONPATH={expected}"]

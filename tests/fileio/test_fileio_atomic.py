@@ -1,6 +1,6 @@
-"""Background writes (``atomic_write(background=True)``) and the actions queued behind them:
-once a write fails, nothing queued after it runs, the failure is there to ask for at once, and
-waiting raises it (then forgets it)."""
+"""Failed writes of ``atomic_write``: in the background (once a write fails, nothing queued
+after it runs, the failure is there to ask for at once, and waiting raises it, then forgets
+it) and in the foreground (the error names the file, or is the Ctrl-C that stopped it)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import os
 import threading
 
 import pytest
+import torch
 
 from runnerx.fileio import after_pending_writes, atomic_write, failed_write, wait_for_pending_writes
 
@@ -110,3 +111,51 @@ def test_a_failed_write_in_the_foreground_names_its_file(tmp_path, disk, monkeyp
     ):
         (tmp_path / "missing").read_text()
     assert os.listdir(tmp_path) == []  # no temporary file left
+
+
+class CutShort:
+    """A file object over ``file`` whose first write past ``size`` bytes raises ``error`` (once,
+    as a signal or a disk that fills, then frees, would)."""
+
+    def __init__(self, file, error: BaseException, size: int) -> None:
+        self.file, self.error, self.size = file, error, size
+
+    def write(self, data) -> int:
+        if self.error is not None and self.file.tell() + memoryview(data).nbytes > self.size:
+            error, self.error = self.error, None
+            raise error
+        return self.file.write(data)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+
+@pytest.mark.parametrize(
+    "error, expected",
+    [
+        (KeyboardInterrupt(), "Ctrl-C"),
+        (OSError(errno.ENOSPC, "No space left on device"), "[Errno 28] No space left on device"),
+    ],
+)
+def test_an_error_under_torch_zip_writer_is_raised_not_its_runtime_error(tmp_path, error, expected):
+    # torch.save's zip writer, closing the archive, raises "unexpected pos ..." over the error
+    path = tmp_path / "epoch_3.pth"
+    torch.save({"w": torch.ones(3)}, path)
+    with pytest.raises(type(error)) as raised, atomic_write(path, binary=True) as file:
+        torch.save({"w": torch.zeros(10_000)}, CutShort(file, error, 20_000))
+    if expected == "Ctrl-C":
+        assert raised.value is error and raised.value.__suppress_context__
+    else:
+        assert str(raised.value) == f"{expected}: '{path}'"
+        assert raised.value.__cause__ is error
+    assert os.listdir(tmp_path) == ["epoch_3.pth"]  # no temporary file left
+    assert torch.equal(torch.load(path)["w"], torch.ones(3))  # the old checkpoint is intact
+
+
+def test_the_blocks_own_runtime_error_over_an_os_error_is_raised_as_it_is(tmp_path):
+    with pytest.raises(RuntimeError, match="^no config$"), atomic_write(tmp_path / "a.py"):
+        try:
+            (tmp_path / "missing.py").read_text()
+        except OSError:
+            raise RuntimeError("no config")  # noqa: B904 (an implicit context, as torch's)
+    assert os.listdir(tmp_path) == []
