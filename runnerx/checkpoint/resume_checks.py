@@ -197,18 +197,41 @@ def _scheduler_pairs(schedulers: Any, saved: Any) -> list[tuple[str, Any, Any]]:
 
 def check_same_optimizer(state: dict, optimizer: Any, path: str) -> None:
     """Refuse optimizer state saved by another kind of optimizer (SGD's for AdamW would fail
-    later, deep inside its step): the saved hyperparameters the current one lacks tell."""
+    later, deep inside its step): a hyperparameter the current optimizer needs (one of its
+    ``defaults``) that a saved param group lacks tells. Saved keys the current groups lack are
+    fine, and kept: hooks and optimizer constructors add their own (mmyolo's
+    ``initial_momentum``, ``lr_scale``, mmpretrain's ``fix_lr``)."""
     saved_groups, groups = state.get("param_groups") or [], optimizer.param_groups
     if not saved_groups or not groups:
         return
-    foreign = sorted(set(saved_groups[0]) - set(groups[0]) - {"params", "initial_lr"})
+    needed = set(getattr(optimizer, "defaults", {})) - _BACKFILLED
+    lacking = sorted({key for group in saved_groups for key in needed - set(group)})
+    if not lacking:
+        return
+    name = type(optimizer).__name__
+    foreign = sorted(
+        key for key in set(saved_groups[0]) - set(groups[0]) if not key.startswith("initial_")
+    )
     if foreign:
-        raise ValueError(
-            f"resume: the optimizer state in {path} has {', '.join(foreign)}, which "
-            f"{type(optimizer).__name__} does not: it was saved by another optimizer type. "
-            "Resume with the optimizer of that run, or start from these weights with a new "
-            "optimizer: load_from=<the checkpoint> and resume=False"
-        )
+        found = f"has {', '.join(foreign)}, which {name} does not"
+    else:
+        found = f"lacks {', '.join(lacking)}, which {name} needs"
+    raise ValueError(
+        f"resume: the optimizer state in {path} {found}: it was saved by another optimizer "
+        "type. Resume with the optimizer of that run, or start from these weights with a new "
+        "optimizer: load_from=<the checkpoint> and resume=False"
+    )
+
+
+# flags torch's optimizers set to their default when they load a state saved without them
+_BACKFILLED = {
+    "foreach",
+    "maximize",
+    "capturable",
+    "differentiable",
+    "fused",
+    "decoupled_weight_decay",
+}
 
 
 def same_name_in(folder: str, path: str) -> str | None:

@@ -105,25 +105,25 @@ class EMAHook(Hook):
 
     def before_val_epoch(self, runner: Any) -> None:
         """Validate with the averaged weights."""
-        self._swap_parameters()
+        self._swap_ema_parameters()
 
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Put the training weights back."""
-        self._swap_parameters()
+        self._swap_ema_parameters()
 
     def before_test_epoch(self, runner: Any) -> None:
         """Test with the averaged weights."""
-        self._swap_parameters()
+        self._swap_ema_parameters()
 
     def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Put the training weights back."""
-        self._swap_parameters()
+        self._swap_ema_parameters()
 
     def before_save_checkpoint(self, runner: Any, checkpoint: dict) -> None:
         """Save the averaged weights as ``state_dict`` and the training ones as
         ``ema_state_dict``."""
         checkpoint["ema_state_dict"] = self.ema_model.state_dict()
-        swap_ema_weights(checkpoint)
+        self._swap_ema_state_dict(checkpoint)
 
     def after_load_checkpoint(self, runner: Any, checkpoint: dict) -> None:
         """Restore the average: from ``ema_state_dict`` when resuming, else (``load_from``,
@@ -132,7 +132,7 @@ class EMAHook(Hook):
         without ``strict_load``, keys and shapes the model lacks are skipped."""
         resuming = bool(getattr(runner, "_resume", False))
         if resuming and "ema_state_dict" in checkpoint:
-            swap_ema_weights(checkpoint)  # the model then loads its training weights
+            self._swap_ema_state_dict(checkpoint)  # the model then loads its training weights
             self.ema_model.load_state_dict(checkpoint["ema_state_dict"], strict=self.strict_load)
             return
         if resuming:
@@ -144,8 +144,10 @@ class EMAHook(Hook):
             return  # loaded before before_run, which builds the average from the loaded model
         load_model_weights(self.ema_model.module, checkpoint, strict=self.strict_load)
 
-    def _swap_parameters(self) -> None:
-        """Exchange the values of the model's and the average's tensors, in place."""
+    def _swap_ema_parameters(self) -> None:
+        """Exchange the values of the model's and the average's tensors, in place (buffers too
+        with ``update_buffers``). MMEngine's name: subclasses such as mmpretrain's EMAHook
+        call it around their own evaluation passes."""
         if self._swap_triples is None:
             self._swap_triples = self._make_swap_triples()
         with torch.no_grad():
@@ -153,6 +155,13 @@ class EMAHook(Hook):
                 scratch.copy_(ema)
                 ema.copy_(src)
                 src.copy_(scratch)
+
+    def _swap_ema_state_dict(self, checkpoint: dict) -> None:
+        """Exchange the checkpoint's ``state_dict`` entries with their ``module.``-prefixed
+        ones in ``ema_state_dict`` (see :func:`~runnerx.checkpoint.ema_weights.swap_ema_weights`).
+        MMEngine's name: subclasses such as mmpretrain's EMAHook call it in their
+        ``after_load_checkpoint``."""
+        swap_ema_weights(checkpoint)
 
     def _make_swap_triples(self) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
         """(averaged, source, scratch view) for each swapped tensor; one scratch buffer per

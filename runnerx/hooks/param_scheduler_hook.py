@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS
+
+_UNSORTED = object()
 
 
 @HOOKS.register_module()
@@ -18,16 +21,19 @@ class ParamSchedulerHook(Hook):
     (``need_val_args = True``, such as ReduceOnPlateau) are also stepped with the metrics after
     each validation epoch. The schedulers are sorted in ``before_train`` and again whenever
     ``runner.param_schedulers`` is replaced by another object, so a subclass whose
-    ``before_train`` does not call ``super()`` (MMEngine's hook has none) still steps them.
+    ``before_train`` does not call ``super()`` still steps them. MMEngine's hook has no
+    ``__init__`` either, and this one has none: its state starts as class attributes, so a
+    subclass whose ``__init__`` does not call ``super().__init__()`` (mmyolo's
+    ``YOLOv5ParamSchedulerHook``) builds and runs.
     """
 
     priority = "LOW"
 
-    def __init__(self) -> None:
-        self._by_iter: list = []
-        self._by_epoch: list = []
-        self._by_metrics: list = []
-        self._source: Any = _UNSORTED  # the runner.param_schedulers the lists were sorted from
+    # sorted from runner.param_schedulers (_source) by _sort; _sort sets them on the instance
+    _by_iter: Sequence = ()
+    _by_epoch: Sequence = ()
+    _by_metrics: Sequence = ()
+    _source: Any = _UNSORTED
 
     def before_train(self, runner: Any) -> None:
         """Sort the schedulers once, so that an iteration only loops over its own, and warn
@@ -49,9 +55,11 @@ class ParamSchedulerHook(Hook):
 
     def overridden_points(self) -> list[str]:
         """Once ``before_train`` found no scheduler stepping by iteration, leave out
-        ``after_train_iter`` (the train loop asks after ``before_train``)."""
+        ``after_train_iter`` (the train loop asks after ``before_train``), unless a subclass
+        implements it anew."""
         points = super().overridden_points()
-        if self._source is not _UNSORTED and not self._by_iter:
+        own = type(self).after_train_iter is ParamSchedulerHook.after_train_iter
+        if own and self._source is not _UNSORTED and not self._by_iter:
             points.remove("after_train_iter")
         return points
 
@@ -76,9 +84,6 @@ class ParamSchedulerHook(Hook):
         self._follow(runner)
         for scheduler in self._by_metrics:
             scheduler.step(metrics)
-
-
-_UNSORTED = object()
 
 
 def _warn_if_epochs_never_end(runner: Any) -> None:

@@ -1,13 +1,15 @@
 """The evaluation loops: ``val_cfg=dict()`` builds :class:`ValLoop`, ``test_cfg=dict()``
 :class:`TestLoop`, and ``type=...`` any registered loop. One pass over the dataloader in eval
 mode, each batch's ``val_step`` / ``test_step`` output fed to the evaluator, the iteration
-hooks around each batch; :meth:`_EvalLoop.evaluate_batches` is that pass without the hooks,
-which the validation sanity check (``num_sanity_val_steps``) runs before training.
+hooks around each batch (:meth:`_EvalLoop.run_iter`); :meth:`_EvalLoop.evaluate_batches` is
+that pass, which the validation sanity check (``num_sanity_val_steps``) runs without the hooks
+before training.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -37,6 +39,8 @@ class _EvalLoop(BaseLoop):
 
     mode = "val"
     default_sampler = {"type": "DefaultSampler", "shuffle": False}
+    # (before hooks, val_step / test_step, after hooks) while a pass runs; None between passes
+    _batch_calls: tuple[Sequence[Callable], Callable, Sequence[Callable]] | None = None
 
     def __init__(
         self,
@@ -90,30 +94,59 @@ class _EvalLoop(BaseLoop):
         self, batches: Any, before: Sequence[Callable] = (), after: Sequence[Callable] = ()
     ) -> dict:
         """The metrics of ``batches`` (the loop's dataloader, or part of it): the model in eval
-        mode runs ``val_step`` / ``test_step`` on each, under ``torch.no_grad()`` and the
-        loop's ``fp16`` autocast, and feeds the evaluator. ``before`` / ``after`` are called
+        mode, under ``torch.no_grad()`` and the loop's ``fp16`` autocast, goes through
+        :meth:`run_iter` for each batch. ``before`` / ``after`` are what ``run_iter`` calls
         around each batch (``run`` passes the iteration hooks; the sanity check none)."""
-        runner = self.runner
-        runner.model.eval()
-        step = getattr(runner.model, f"{self.mode}_step")
+        self.runner.model.eval()
         bar = ProgressBar(len(batches))
-        with torch.no_grad(), self._autocast():
+        with self._pass(before, after):
             for idx, data_batch in enumerate(batches):
-                for hook in before:
-                    hook(runner, batch_idx=idx, data_batch=data_batch)
-                outputs = step(data_batch)
-                if outputs is None:  # a custom metric would fail on it with no hint
-                    raise predictions_error(
-                        f"{self.mode}_evaluator",
-                        f"{type(runner.unwrapped_model).__name__}.{self.mode}_step",
-                        "None",
-                    )
-                self.evaluator.process(data_samples=outputs, data_batch=data_batch)
-                for hook in after:
-                    hook(runner, batch_idx=idx, data_batch=data_batch, outputs=outputs)
+                self.run_iter(idx, data_batch)
                 bar.update()
         bar.close()
         return self.evaluator.evaluate(evaluated_samples(batches))
+
+    def run_iter(self, idx: int, data_batch: Any) -> None:
+        """One batch, as MMEngine's ``ValLoop.run_iter`` / ``TestLoop.run_iter``: the
+        ``before_{val,test}_iter`` hooks, ``val_step`` / ``test_step``, the evaluator's
+        ``process``, the ``after_..._iter`` hooks. A subclass may override it to change what
+        each batch does. Called on its own (a hook that evaluates again, as mmpretrain's
+        EMAHook does after validation) it runs under ``torch.no_grad()`` and the loop's
+        autocast with the runner's iteration hooks, as MMEngine's does."""
+        runner = self.runner
+        if self._batch_calls is None:  # called on its own, outside a pass
+            hooks = [
+                runner.hook_methods(f"{when}_{self.mode}_iter") for when in ("before", "after")
+            ]
+            with self._pass(*hooks):
+                # this body, not self.run_iter: a subclass's override would run a second time
+                _EvalLoop.run_iter(self, idx, data_batch)
+            return
+        before, step, after = self._batch_calls
+        for hook in before:
+            hook(runner, batch_idx=idx, data_batch=data_batch)
+        outputs = step(data_batch)
+        if outputs is None:  # a custom metric would fail on it with no hint
+            raise predictions_error(
+                f"{self.mode}_evaluator",
+                f"{type(runner.unwrapped_model).__name__}.{self.mode}_step",
+                "None",
+            )
+        self.evaluator.process(data_samples=outputs, data_batch=data_batch)
+        for hook in after:
+            hook(runner, batch_idx=idx, data_batch=data_batch, outputs=outputs)
+
+    @contextmanager
+    def _pass(self, before: Sequence[Callable], after: Sequence[Callable]) -> Iterator[None]:
+        """Batches run inside it: gradients off, the loop's autocast, and what
+        :meth:`run_iter` calls looked up once."""
+        step = getattr(self.runner.model, f"{self.mode}_step")
+        self._batch_calls = (before, step, after)
+        try:
+            with torch.no_grad(), self._autocast():
+                yield
+        finally:
+            self._batch_calls = None
 
     def _check_batches_for_sharded_model(self) -> None:
         """A model sharded by FSDP gathers its weights in every forward, which every rank must

@@ -111,6 +111,34 @@ def test_evaluation_uses_the_average_and_training_weights_come_back(ema_runner, 
     assert [p.data_ptr() for p in ema_runner.model.parameters()] == pointers
 
 
+class CountingSwaps(EMAHook):
+    """A subclass overriding MMEngine's private swap methods, as downstream hooks may."""
+
+    swaps = 0
+    state_swaps = 0
+
+    def _swap_ema_parameters(self):
+        self.swaps += 1
+        super()._swap_ema_parameters()
+
+    def _swap_ema_state_dict(self, checkpoint):
+        self.state_swaps += 1
+        super()._swap_ema_state_dict(checkpoint)
+
+
+def test_the_hook_points_swap_through_mmengines_private_methods(ema_runner):
+    hook = CountingSwaps(ema_type=TinyEMA)
+    hook.before_run(ema_runner)
+    step(ema_runner, hook, 2.0)
+    hook.before_val_epoch(ema_runner)
+    hook.after_val_epoch(ema_runner, {})
+    checkpoint = {"state_dict": ema_runner.model.state_dict()}
+    hook.before_save_checkpoint(ema_runner, checkpoint)
+    ema_runner._resume = True
+    hook.after_load_checkpoint(ema_runner, checkpoint)
+    assert (hook.swaps, hook.state_swaps) == (2, 2)
+
+
 def test_a_compiled_forward_sees_the_swapped_weights(ema_runner):
     model = ema_runner.model.eval()
     ema_runner.model = torch.compile(model, backend="eager")

@@ -63,6 +63,36 @@ def test_after_train_iter_is_left_out_once_no_scheduler_steps_by_iteration(runne
     assert "after_train_iter" in hook.overridden_points()
 
 
+class OwnInitSchedulerHook(ParamSchedulerHook):
+    """mmyolo's style: an ``__init__`` that does not call ``super().__init__()``."""
+
+    def __init__(self, factor=0.5):
+        self.factor = factor
+
+
+def test_a_subclass_that_skips_super_init_steps_the_schedulers(runner, train):
+    by_iter, by_epoch = CountingScheduler(by_epoch=False), CountingScheduler(by_epoch=True)
+    runner.param_schedulers = [by_iter, by_epoch]
+    hook = OwnInitSchedulerHook()
+    assert "after_train_iter" in hook.overridden_points()  # the hook table asks at build time
+    train(runner, [hook], epochs=2)
+    assert len(by_iter.steps) == 8 and len(by_epoch.steps) == 2
+
+
+class ClipAfterIterHook(ParamSchedulerHook):
+    """A subclass with an ``after_train_iter`` of its own (it clips the lr of each step)."""
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        super().after_train_iter(runner, batch_idx, data_batch, outputs)
+        runner.clipped = getattr(runner, "clipped", 0) + 1
+
+
+def test_a_subclass_own_after_train_iter_is_kept_without_iteration_schedulers(runner, train):
+    runner.param_schedulers = [CountingScheduler(by_epoch=True)]
+    train(runner, [ClipAfterIterHook()], epochs=1)
+    assert runner.clipped == 4
+
+
 def test_no_schedulers_is_fine(runner, train):
     runner.param_schedulers = None
     train(runner, [ParamSchedulerHook()], epochs=1)

@@ -167,6 +167,12 @@ def test_stack_batch_without_padding_stacks():
         stack_batch([torch.ones(1, 2), torch.ones(1, 2, 2)])
 
 
+def test_stack_batch_takes_mmengine_keywords():
+    # as a downstream preprocessor calls it: MMEngine's parameter names
+    batch = stack_batch(tensor_list=[torch.ones(1, 3, 5), torch.ones(1, 4, 2)], pad_size_divisor=4)
+    assert batch.shape == (2, 1, 4, 8) and batch.sum() == 15 + 8
+
+
 def test_a_zero_std_in_a_config_is_named_by_its_key():
     cfg = Config(
         dict(

@@ -189,23 +189,24 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
 
 
 def stack_batch(
-    tensors: list[torch.Tensor], pad_size_divisor: int = 1, pad_value: float = 0
+    tensor_list: list[torch.Tensor], pad_size_divisor: int = 1, pad_value: float = 0
 ) -> torch.Tensor:
-    """Stack tensors of shape ``(C, *spatial)`` into one batch, padding every spatial size at
-    the end up to the batch's largest, rounded up to a multiple of ``pad_size_divisor``."""
-    if not tensors:
+    """Stack the tensors of ``tensor_list``, each of shape ``(C, *spatial)``, into one batch,
+    padding every spatial size at the end up to the batch's largest, rounded up to a multiple
+    of ``pad_size_divisor`` (MMEngine's ``stack_batch``, parameter names included)."""
+    if not tensor_list:
         raise ValueAssertionError("stack_batch needs at least one tensor")
-    if len({tensor.dim() for tensor in tensors}) != 1:
+    if len({tensor.dim() for tensor in tensor_list}) != 1:
         raise ValueAssertionError(
-            f"cannot stack tensors of shapes {[tuple(t.shape) for t in tensors]}"
+            f"cannot stack tensors of shapes {[tuple(t.shape) for t in tensor_list]}"
         )
-    spatial_dims = range(1, tensors[0].dim())
+    spatial_dims = range(1, tensor_list[0].dim())
     target = {
-        dim: _round_up(max(tensor.shape[dim] for tensor in tensors), pad_size_divisor)
+        dim: _round_up(max(tensor.shape[dim] for tensor in tensor_list), pad_size_divisor)
         for dim in spatial_dims
     }
     padded = []
-    for tensor in tensors:
+    for tensor in tensor_list:
         pad = []  # F.pad lists (before, after) pairs from the last dimension backwards
         for dim in reversed(spatial_dims):
             pad += [0, target[dim] - tensor.shape[dim]]
