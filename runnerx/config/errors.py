@@ -77,3 +77,16 @@ class ConfigParsingError(ConfigError, RuntimeError):
 
 class InheritanceCycleError(ConfigError):
     """Config files inherit from each other in a loop."""
+
+
+class MergeTypeError(TypeError):
+    """A dict over a value that is not a dict, without ``_delete_=True``, in a child config or
+    in options merged into a config. ``key`` (the dotted key path), ``value`` (the dict),
+    ``inherited`` (the value under it) and ``where`` (``file:line`` of the dict, when read
+    from a file) say what and where; build one with :func:`runnerx.config.merge.merge_conflict`.
+    """
+
+    key: str
+    value: dict
+    inherited: object
+    where: str | None

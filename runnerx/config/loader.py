@@ -24,9 +24,11 @@ from .errors import (
     ConfigFormatError,
     DuplicateBaseKeyError,
     InheritanceCycleError,
+    MergeTypeError,
 )
 from .external import resolve_base_path
-from .merge import merge_into
+from .merge import merge_conflict, merge_into
+from .provenance import where_set
 from .read_base import find_base_imports, inherited_by_base_error
 from .read_base_loader import load_read_base_config
 from .source import (
@@ -140,9 +142,10 @@ class _Loader:
         _warn_if_deprecated(cfg, path)
         if placeholders:
             fill_base_references(cfg, placeholders, base, path)
-        merged = merge_into(cfg, base)
+        source = SourceFile(path, raw, text, base_sources)
+        merged = _merge_over_bases(cfg, base, source)
         merged = {key: value for key, value in merged.items() if not key.startswith("__")}
-        return merged, SourceFile(path, raw, text, base_sources)
+        return merged, source
 
     def _load_bases(
         self, specs: list[str], path: str, line: int | None, chain: tuple[str, ...]
@@ -170,6 +173,21 @@ class _Loader:
             base.update(cfg)
             sources.append(source)
         return base, sources
+
+
+def _merge_over_bases(cfg: dict, base: dict, source: SourceFile) -> dict:
+    """``cfg`` merged over what ``source`` inherits; a dict over an inherited value that is no
+    dict is an error naming the file and line of each."""
+    try:
+        return merge_into(cfg, base)
+    except MergeTypeError as error:
+        if error.where is not None:  # from a base, which named its own files
+            raise
+        where = where_set(source, error.key) or source.path
+        inherited_from = where_set(source, error.key, inherited=True)
+        raise merge_conflict(
+            error.key, error.value, error.inherited, where, inherited_from
+        ) from None
 
 
 def _base_specs_in_python(tree: ast.Module, path: str) -> tuple[Any, int | None]:

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ConfigKeyError
+from .errors import ConfigKeyError, MergeTypeError
 
 DELETE_KEY = "_delete_"
 
 
-def merge_into(child: dict, base: dict | list, allow_list_keys: bool = False) -> Any:
+def merge_into(
+    child: dict, base: dict | list, allow_list_keys: bool = False, key_path: str = ""
+) -> Any:
     """Return ``base`` with ``child`` merged into it; neither ``base`` nor ``child`` changes.
 
     ``merge_into({'a': {'x': 2}}, {'a': {'x': 1, 'y': 1}})`` gives ``{'a': {'x': 2, 'y': 1}}``.
+    ``key_path`` is where ``child`` sits in the config (``'model'``), for error messages.
     """
     merged = base.copy()
     for key, value in child.items():
@@ -33,7 +36,7 @@ def merge_into(child: dict, base: dict | list, allow_list_keys: bool = False) ->
                 raise ConfigKeyError(
                     f"index {index} is out of range for a list of {len(merged)} items: {merged}"
                 )
-            merged[index] = merge_into(value, merged[index], allow_list_keys)
+            merged[index] = merge_into(value, merged[index], allow_list_keys, f"{key_path}{key}.")
         elif isinstance(value, dict) and key in merged:
             if value.get(DELETE_KEY, False):
                 merged[key] = _fresh_dict(value, drop=DELETE_KEY)
@@ -41,17 +44,38 @@ def merge_into(child: dict, base: dict | list, allow_list_keys: bool = False) ->
             inherited = merged[key]
             allowed = (dict, list) if allow_list_keys else dict
             if not isinstance(inherited, allowed):
-                raise TypeError(
-                    f"{key}={value} is a dict in the child config but the inherited value "
-                    f"is a {type(inherited).__name__} ({inherited!r}), so it cannot be "
-                    f"merged. Set `{DELETE_KEY}=True` in the child's dict to replace it."
-                )
-            merged[key] = merge_into(value, inherited, allow_list_keys)
+                raise merge_conflict(f"{key_path}{key}", value, inherited)
+            merged[key] = merge_into(value, inherited, allow_list_keys, f"{key_path}{key}.")
         elif isinstance(value, dict):
             merged[key] = _fresh_dict(value)  # nothing to merge into: kept as written (MMEngine)
         else:
             merged[key] = value
     return merged
+
+
+def merge_conflict(
+    key: str,
+    value: dict,
+    inherited: Any,
+    where: str | None = None,
+    inherited_from: str | None = None,
+) -> MergeTypeError:
+    """The error for the dict ``value`` at dotted ``key`` over ``inherited``, which is not a
+    dict. ``where`` and ``inherited_from`` (``file:line``) are where a child config sets the
+    dict and where its base set the value under it."""
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:72] + " ...}"
+    prefix = f"{where}: " if where else ""
+    under = "the config's value"
+    if where:
+        under = "the inherited value" + (f" (from {inherited_from})" if inherited_from else "")
+    error = MergeTypeError(
+        f"{prefix}{key}={shown} is a dict, but {under} is {inherited!r}, which is not a dict, "
+        f"so the two cannot be merged. Add {DELETE_KEY}=True to the dict to replace the "
+        f"value instead: {key}=dict({DELETE_KEY}=True, ...)"
+    )
+    error.key, error.value, error.inherited, error.where = key, value, inherited, where
+    return error
 
 
 def _fresh_dict(value: dict, drop: str | None = None) -> dict:

@@ -95,16 +95,35 @@ def explain(
     return Explanation(key, value, origins, from_file=source is not None)
 
 
-def _origins_in_tree(file: SourceFile, parts: tuple[str, ...]) -> Iterator[Origin]:
-    """The places in ``file`` and the files it inherits that set ``parts``, in the order
-    applied; a file that ``with read_base():`` imports is followed for the names taken from it,
-    under the name it has there."""
+def where_set(file: SourceFile, key: str, inherited: bool = False) -> str | None:
+    """``'file:line'`` (``'file'`` where lines are unknown) of the last assignment to dotted
+    ``key``, or to a parent of it as a whole, in ``file`` itself, or with ``inherited`` in the
+    files it inherits; None where no assignment is found (a value computed in a loop)."""
+    parts = tuple(key.split("."))
+    if inherited:
+        origins: Iterator[Origin] = _origins_in_tree(file, parts, own=False)
+    else:
+        origins = (
+            origin
+            for statement in _statements(file)
+            for origin in _origins_of_statement(file.path, statement, parts)
+        )
+    placed = [origin.where for origin in origins if origin.relation != "part"]
+    return placed[-1] if placed else None
+
+
+def _origins_in_tree(
+    file: SourceFile, parts: tuple[str, ...], own: bool = True
+) -> Iterator[Origin]:
+    """The places in ``file`` (unless not ``own``) and the files it inherits that set
+    ``parts``, in the order applied; a file that ``with read_base():`` imports is followed for
+    the names taken from it, under the name it has there."""
     for base in file.bases:
         if base.imported_as is None:
             yield from _origins_in_tree(base, parts)
         elif parts[0] in base.imported_as:
             yield from _origins_in_tree(base, (base.imported_as[parts[0]], *parts[1:]))
-    for statement in _statements(file):
+    for statement in _statements(file) if own else ():
         yield from _origins_of_statement(file.path, statement, parts)
 
 

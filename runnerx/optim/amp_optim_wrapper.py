@@ -12,6 +12,7 @@ from torch import nn
 from runnerx.optim.checks import check_arguments, did_you_mean
 from runnerx.optim.optim_wrapper import OptimWrapper, current_message_hub
 from runnerx.registry import OPTIM_WRAPPERS
+from runnerx.registry.errors import mark_wrapped
 from runnerx.utils.errors import ValueAssertionError
 
 AMP_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -34,9 +35,11 @@ def resolve_amp_dtype(dtype: Any, device_type: str = "cuda") -> torch.dtype:
     if isinstance(dtype, torch.dtype) and dtype in AMP_DTYPES.values():
         return dtype
     hint = did_you_mean(dtype, list(AMP_DTYPES))
-    raise ValueAssertionError(
-        f"optim_wrapper.dtype={dtype!r} is not supported for mixed precision; expected "
-        f"{_ALLOWED_DTYPES}.{hint}"
+    raise mark_wrapped(  # these errors name their key: no "while building" in front of them
+        ValueAssertionError(
+            f"optim_wrapper.dtype={dtype!r} is not supported for mixed precision; expected "
+            f"{_ALLOWED_DTYPES}.{hint}"
+        )
     )
 
 
@@ -53,8 +56,10 @@ def build_loss_scaler(loss_scale: Any, device_type: str, use_fsdp: bool) -> tupl
     if isinstance(loss_scale, Mapping):
         check_arguments(scaler_type, list(loss_scale), "optim_wrapper.loss_scale", skip=1)
         return scaler_type(device_type, **loss_scale), None
-    raise TypeError(
-        f"optim_wrapper.loss_scale={loss_scale!r} is not valid; expected {_LOSS_SCALE_FORMS}"
+    raise mark_wrapped(
+        TypeError(
+            f"optim_wrapper.loss_scale={loss_scale!r} is not valid; expected {_LOSS_SCALE_FORMS}"
+        )
     )
 
 
@@ -116,9 +121,11 @@ class AmpOptimWrapper(OptimWrapper):
         self.cast_dtype = resolve_amp_dtype(dtype, self._device_type)
         bf16_on_gpu = self._device_type == "cuda" and self.cast_dtype is torch.bfloat16
         if bf16_on_gpu and not torch.cuda.is_bf16_supported():
-            raise RuntimeError(
-                "optim_wrapper.dtype is bfloat16, which this GPU does not support; "
-                "use dtype='float16'"
+            raise mark_wrapped(
+                RuntimeError(
+                    "optim_wrapper.dtype is bfloat16, which this GPU does not support; "
+                    "use dtype='float16'"
+                )
             )
         self.loss_scaler = None
         self._fixed_scale = None

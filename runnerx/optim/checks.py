@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
+from runnerx.registry.errors import mark_wrapped
 from runnerx.suggest import close_matches
 
 
@@ -32,7 +33,9 @@ def check_arguments(target: Any, keys: list[str], where: str, skip: int = 0) -> 
     for key in keys:
         if key not in accepted:
             hint = did_you_mean(key, accepted)
-            raise TypeError(
-                f"{where} has {key!r}, which {name} does not take (it takes: "
-                f"{', '.join(accepted)}).{hint}"
+            raise mark_wrapped(  # it names its key: no "while building" in front of it
+                TypeError(
+                    f"{where} has {key!r}, which {name} does not take (it takes: "
+                    f"{', '.join(accepted)}).{hint}"
+                )
             )

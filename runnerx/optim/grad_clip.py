@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from runnerx.optim.checks import did_you_mean
+from runnerx.registry.errors import mark_wrapped
 from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
 GradClipFn = Callable[[list[torch.Tensor]], "torch.Tensor | None"]
@@ -44,20 +45,22 @@ def build_grad_clip(
     if clip_grad is None:  # no clipping: MMEngine's clip_grad_kwargs is None then
         return None, None
     if not isinstance(clip_grad, Mapping) or not clip_grad:
-        raise TypeAssertionError(_bad(clip_grad, "it must be a non-empty dict"))
+        raise _bad(TypeAssertionError, clip_grad, "it must be a non-empty dict")
     kwargs = dict(clip_grad)
     clip_type = kwargs.pop("type", "norm")
     if clip_type not in _CLIP_TYPES:
-        raise ValueError(_bad(clip_grad, f"type={clip_type!r} is neither 'norm' nor 'value'"))
+        raise _bad(ValueError, clip_grad, f"type={clip_type!r} is neither 'norm' nor 'value'")
     function, accepted, required = _CLIP_TYPES[clip_type]
     for key in kwargs:
         if key not in accepted:
             why = f"{key!r} is not an argument of clipping by {clip_type}"
-            raise ValueError(_bad(clip_grad, why) + did_you_mean(key, accepted))
+            raise _bad(ValueError, clip_grad, why, did_you_mean(key, accepted))
     if required not in kwargs:
-        raise ValueAssertionError(_bad(clip_grad, f"clipping by {clip_type} needs {required!r}"))
+        raise _bad(ValueAssertionError, clip_grad, f"clipping by {clip_type} needs {required!r}")
     return functools.partial(function, **kwargs), kwargs
 
 
-def _bad(clip_grad: Any, why: str) -> str:
-    return f"optim_wrapper.clip_grad={clip_grad!r} is not valid: {why}. Expected {_FORMS}."
+def _bad(kind: type[Exception], clip_grad: Any, why: str, hint: str = "") -> BaseException:
+    # it names its key: no "while building type=OptimWrapper" goes in front of it
+    message = f"optim_wrapper.clip_grad={clip_grad!r} is not valid: {why}. Expected {_FORMS}."
+    return mark_wrapped(kind(message + hint))

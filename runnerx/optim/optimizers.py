@@ -11,8 +11,9 @@ Imported by the OPTIMIZERS registry on its first lookup. Names are MMEngine's:
 - ``'ZeroRedundancyOptimizer'`` (torch's ZeRO, see :mod:`runnerx.optim.optimizer.zero_optimizer`).
 
 transformers, dadaptation, lion-pytorch and torch's ZeRO are imported only when a config
-builds one of their optimizers. A name the user registered before this module ran keeps the
-user's class.
+builds one of their optimizers. Where a package is not installed, its names build an
+ImportError that says what to ``pip install``. A name the user registered before this module
+ran keeps the user's class.
 """
 
 from __future__ import annotations
@@ -91,30 +92,12 @@ def register_torch_optimizers(registry: Registry = OPTIMIZERS) -> list[str]:
 
 def register_transformers_optimizers(registry: Registry = OPTIMIZERS) -> list[str]:
     """Register transformers' Adafactor as ``'Adafactor'`` (as MMEngine does), imported when
-    first built. Without transformers, ``'Adafactor'`` is an error saying what to install or
-    use instead. Returns ``['Adafactor']`` if transformers is installed, else ``[]``."""
-    if _installed("transformers"):
-        return _register_free(
-            registry, {"Adafactor": lazy_optimizer("Adafactor", "transformers:Adafactor")}
-        )
-    registry.register_module(
-        name="Adafactor", module=_adafactor_needs_transformers, replaceable=True
+    first built. Returns ``['Adafactor']`` if transformers is installed, else ``[]``."""
+    if not _installed("transformers"):
+        return []
+    return _register_free(
+        registry, {"Adafactor": lazy_optimizer("Adafactor", "transformers:Adafactor")}
     )
-    return []
-
-
-def _adafactor_needs_transformers(params, **kwargs):
-    """Stands for ``'Adafactor'`` where transformers is not installed: says so when built."""
-    torch_has_it = hasattr(torch.optim, "Adafactor")
-    raise ImportError(
-        "type='Adafactor' is transformers' Adafactor, as in MMEngine, and transformers is not "
-        "installed: pip install transformers"
-        + (" (or type='TorchAdafactor' for torch.optim.Adafactor)" if torch_has_it else "")
-    )
-
-
-# errors name the config's type
-_adafactor_needs_transformers.__name__ = _adafactor_needs_transformers.__qualname__ = "Adafactor"
 
 
 def register_dadaptation_optimizers(registry: Registry = OPTIMIZERS) -> list[str]:
@@ -177,6 +160,62 @@ def _import_if_installed(package: str) -> ModuleType | None:
         return None
 
 
+def _bitsandbytes_names() -> list[str]:
+    # the optimizers of bitsandbytes.optim (0.45); the 8-bit, 32-bit and paged variants
+    names = ["PytorchLARS"]
+    for base in ("Adagrad", "Adam", "AdamW", "AdEMAMix", "LAMB", "LARS", "Lion", "RMSprop", "SGD"):
+        pages = ("", "Paged") if base in ("Adam", "AdamW", "AdEMAMix", "Lion") else ("",)
+        names += [f"{paged}{base}{bits}" for paged in pages for bits in ("", "8bit", "32bit")]
+    return names
+
+
+# import name: (the package's name, what to pip install, the optimizer names it brings)
+_THIRD_PARTY = {
+    "transformers": ("transformers", "transformers", ["Adafactor"]),
+    "dadaptation": ("dadaptation", "dadaptation", ["DAdaptAdaGrad", "DAdaptAdam", "DAdaptSGD"]),
+    "lion_pytorch": ("lion-pytorch", "lion-pytorch", ["Lion"]),
+    "Sophia": ("Sophia", "Sophia-Optimizer", ["SophiaG"]),
+    "bitsandbytes": ("bitsandbytes", '"runnerx[bnb]"', _bitsandbytes_names()),
+}
+
+
+def register_install_hints(registry: Registry = OPTIMIZERS) -> list[str]:
+    """Register a stand-in for each third-party optimizer name (the table above) whose package
+    is not installed; building it is an ImportError that says what to ``pip install``, where
+    the registry alone would say the name is not registered. A stand-in takes only a free
+    name (as with MMEngine, a bitsandbytes name torch has gets a ``bnb_`` prefix) and yields
+    it to a later registration. Returns the names registered."""
+    registered = []
+    for module, (package, install, names) in _THIRD_PARTY.items():
+        if _installed(module):
+            continue
+        for name in names:
+            if module == "bitsandbytes" and name in registry.module_dict:
+                name = f"bnb_{name}"
+            if name not in registry.module_dict:
+                stand_in = _needs_package(name, package, install)
+                registry.register_module(name=name, module=stand_in, replaceable=True)
+                registered.append(name)
+    return registered
+
+
+def _needs_package(name: str, package: str, install: str) -> Callable[..., torch.optim.Optimizer]:
+    """Stands for ``name`` where ``package`` is not installed: says what to install when built."""
+    hint = ""
+    if name == "Adafactor" and hasattr(torch.optim, "Adafactor"):
+        hint = " (or type='TorchAdafactor' for torch.optim.Adafactor)"
+    owner = f"{package}'" if package.endswith("s") else f"{package}'s"
+
+    def build(params, **kwargs):
+        raise ImportError(
+            f"type={name!r} is {owner} {name}, as in MMEngine, and {package} is not "
+            f"installed: pip install {install}{hint}"
+        )
+
+    build.__name__ = build.__qualname__ = name  # errors name the config's type
+    return build
+
+
 TORCH_OPTIMIZERS = register_torch_optimizers()
 _register_free(
     OPTIMIZERS,
@@ -187,8 +226,10 @@ _register_free(
         )
     },
 )
-BITSANDBYTES_OPTIMIZERS = register_bitsandbytes_optimizers()
-TRANSFORMERS_OPTIMIZERS = register_transformers_optimizers()
+# MMEngine's order, so that a name two packages have is the same package's
 DADAPTATION_OPTIMIZERS = register_dadaptation_optimizers()
 LION_OPTIMIZERS = register_lion_optimizers()
 SOPHIA_OPTIMIZERS = register_sophia_optimizers()
+BITSANDBYTES_OPTIMIZERS = register_bitsandbytes_optimizers()
+TRANSFORMERS_OPTIMIZERS = register_transformers_optimizers()
+register_install_hints()

@@ -24,6 +24,7 @@ from typing import Any
 from torch import nn
 
 from runnerx.optim.checks import did_you_mean
+from runnerx.registry.errors import mark_wrapped
 
 # MMEngine's norm layers, plus RMSNorm (torch >= 2.4)
 _NORM_TYPES = (
@@ -53,39 +54,50 @@ logger = logging.getLogger(__name__)
 def check_paramwise_cfg(
     paramwise_cfg: Any, base_lr: Any, base_wd: Any, strict: bool = True
 ) -> None:
-    """Raise a clear error for a ``paramwise_cfg`` the rules cannot apply.
+    """Raise a clear error for a ``paramwise_cfg`` the rules cannot apply. Each names its
+    key, so the constructor's build puts no ``while building ...`` in front of it.
 
     ``strict=False`` (a custom constructor's config) lets keys these rules do not know pass
     without a word: they belong to the constructor that reads them.
     """
     where = "optim_wrapper.paramwise_cfg"
     if not isinstance(paramwise_cfg, Mapping):
-        raise TypeError(f"{where} must be a dict, but got {type(paramwise_cfg).__name__}")
+        raise mark_wrapped(
+            TypeError(f"{where} must be a dict, but got {type(paramwise_cfg).__name__}")
+        )
     for key in paramwise_cfg if strict else ():
         if key not in PARAMWISE_KEYS and key not in _IGNORED_KEYS:
             hint = did_you_mean(key, PARAMWISE_KEYS)
-            raise ValueError(
-                f"{where} has an unknown key {key!r}; the keys are {', '.join(PARAMWISE_KEYS)}."
-                f"{hint}"
+            raise mark_wrapped(
+                ValueError(
+                    f"{where} has an unknown key {key!r}; the keys are "
+                    f"{', '.join(PARAMWISE_KEYS)}.{hint}"
+                )
             )
     needs_wd = [key for key in _DECAY_MULTS if paramwise_cfg.get(key) is not None]
     needs_lr = ["bias_lr_mult"] if paramwise_cfg.get("bias_lr_mult") is not None else []
     custom_keys = paramwise_cfg.get("custom_keys", {})
     if not isinstance(custom_keys, Mapping):
-        raise TypeError(f"{where}.custom_keys must be a dict of dicts, got {custom_keys!r}")
+        raise mark_wrapped(
+            TypeError(f"{where}.custom_keys must be a dict of dicts, got {custom_keys!r}")
+        )
     for key, settings in custom_keys.items():
         if not isinstance(settings, Mapping):
-            raise TypeError(
-                f"{where}.custom_keys[{key!r}] must be a dict such as dict(lr_mult=0.1, "
-                f"decay_mult=0.0), but got {settings!r}"
+            raise mark_wrapped(
+                TypeError(
+                    f"{where}.custom_keys[{key!r}] must be a dict such as dict(lr_mult=0.1, "
+                    f"decay_mult=0.0), but got {settings!r}"
+                )
             )
         needs_wd += [f"custom_keys[{key!r}].decay_mult"] if "decay_mult" in settings else []
         needs_lr += [f"custom_keys[{key!r}].lr_mult"] if "lr_mult" in settings else []
     for needs, base, option in ((needs_wd, base_wd, "weight_decay"), (needs_lr, base_lr, "lr")):
         if needs and base is None:
-            raise ValueError(
-                f"{where}.{needs[0]} multiplies optim_wrapper.optimizer.{option}, which is not "
-                f"set; give the optimizer config a {option}"
+            raise mark_wrapped(
+                ValueError(
+                    f"{where}.{needs[0]} multiplies optim_wrapper.optimizer.{option}, which is "
+                    f"not set; give the optimizer config a {option}"
+                )
             )
     for key, why in _IGNORED_KEYS.items() if strict else ():
         if key in paramwise_cfg:

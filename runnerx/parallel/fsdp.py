@@ -39,6 +39,7 @@ from torch import nn
 
 from runnerx.dist import get_world_size
 from runnerx.registry import MODEL_WRAPPERS
+from runnerx.registry.errors import mark_wrapped
 
 from .module_match import find_modules
 from .options import check_choice, check_keys, resolve_dtype
@@ -124,8 +125,17 @@ class FullyShardedModel(WrappedModelSteps, nn.Module):
         state_dict_type: str = "full",
     ) -> None:
         super().__init__()
-        check_choice(sharding, SHARDINGS, "strategy.sharding")
-        check_choice(state_dict_type, STATE_DICT_TYPES, "strategy.state_dict_type")
+        blocks = check_fsdp_values(
+            module,
+            dict(
+                sharding=sharding,
+                wrap_modules=wrap_modules,
+                mixed_precision=mixed_precision,
+                prefetch=prefetch,
+                shard_size=shard_size,
+                state_dict_type=state_dict_type,
+            ),
+        )
         self.state_dict_type = state_dict_type
         api = fsdp_api()
         device_type = _device_type(module)
@@ -136,7 +146,6 @@ class FullyShardedModel(WrappedModelSteps, nn.Module):
             options["offload_policy"] = _offload_policy(api, cpu_offload, device_type)
         explicit_reshard = reshard_after_forward is not None
         reshard = reshard_after_forward if explicit_reshard else sharding != "zero2"
-        blocks = find_modules(module, wrap_modules, "strategy.wrap_modules") if wrap_modules else []
         for index, block in enumerate(blocks):
             # the last block runs first in the backward pass: freeing it would only regather it
             last = index == len(blocks) - 1
@@ -193,22 +202,61 @@ class FullyShardedModel(WrappedModelSteps, nn.Module):
             self._skip_sync = False
 
 
+def check_fsdp_values(module: nn.Module, values: Mapping[str, Any]) -> list[nn.Module]:
+    """Check the :class:`FullyShardedModel` arguments in ``values`` whose check needs no
+    process group (``sharding``, ``state_dict_type``, ``wrap_modules``, ``mixed_precision``,
+    ``prefetch``, ``shard_size``), so that a one-process run, which runs the model unwrapped,
+    refuses what a distributed one would. A key left out has its valid default. Returns the
+    blocks ``wrap_modules`` names. Each error names its ``strategy`` key, so the strategy's
+    build puts no ``while building ...`` in front of it."""
+    try:
+        sharding = values.get("sharding", "zero3")
+        check_choice(sharding, SHARDINGS, "strategy.sharding")
+        dict_type = values.get("state_dict_type", "full")
+        check_choice(dict_type, STATE_DICT_TYPES, "strategy.state_dict_type")
+        wrap_modules = values.get("wrap_modules")
+        blocks = find_modules(module, wrap_modules, "strategy.wrap_modules") if wrap_modules else []
+        if values.get("mixed_precision") is not None:
+            _mixed_precision(values["mixed_precision"])
+        _check_prefetch(values.get("prefetch"), blocks)
+        _check_shard_size(values.get("shard_size"), sharding)
+    except (TypeError, ValueError, KeyError) as error:
+        mark_wrapped(error)
+        raise
+    return blocks
+
+
+def _check_prefetch(prefetch: Any, blocks: list[nn.Module]) -> None:
+    if prefetch is None:
+        return
+    if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
+        raise ValueError(f"strategy.prefetch must be None or an int >= 1, got {prefetch!r}")
+    if not blocks:
+        raise ValueError("strategy.prefetch needs strategy.wrap_modules: the blocks to prefetch")
+
+
+def _check_shard_size(shard_size: Any, sharding: str) -> None:
+    if shard_size is None:
+        return
+    if sharding != "hsdp":
+        raise ValueError(
+            f"strategy.shard_size is for sharding='hsdp'; sharding={sharding!r} shards over "
+            "all processes"
+        )
+    if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
+        raise ValueError(f"strategy.shard_size must be a positive int, got {shard_size!r}")
+
+
 def build_mesh(sharding: str, shard_size: int | None, device_type: str) -> Any:
-    """The device mesh of ``sharding``: 1-D over all processes, or 2-D (replicate, shard)."""
+    """The device mesh of ``sharding`` (checked by :func:`check_fsdp_values`): 1-D over all
+    processes, or 2-D (replicate, shard)."""
     from torch.distributed.device_mesh import init_device_mesh
 
     world = get_world_size()
     if sharding != "hsdp":
-        if shard_size is not None:
-            raise ValueError(
-                f"strategy.shard_size is for sharding='hsdp'; sharding={sharding!r} shards over "
-                "all processes"
-            )
         return init_device_mesh(device_type, (world,), mesh_dim_names=("shard",))
     if shard_size is None:
         shard_size = int(os.environ.get("LOCAL_WORLD_SIZE", world))
-    if isinstance(shard_size, bool) or not isinstance(shard_size, int) or shard_size < 1:
-        raise ValueError(f"strategy.shard_size must be a positive int, got {shard_size!r}")
     if world % shard_size:
         raise ValueError(
             f"sharding='hsdp' splits the {world} processes into shard groups of "
@@ -223,10 +271,6 @@ def build_mesh(sharding: str, shard_size: int | None, device_type: str) -> Any:
 def set_explicit_prefetch(blocks: list[nn.Module], count: int) -> None:
     """Let each block start the all-gather of the next ``count`` blocks in the forward pass
     (and of the previous ``count`` in the backward pass) before it computes."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"strategy.prefetch must be None or an int >= 1, got {count!r}")
-    if not blocks:
-        raise ValueError("strategy.prefetch needs strategy.wrap_modules: the blocks to prefetch")
     for index, block in enumerate(blocks):
         following = blocks[index + 1 : index + 1 + count]
         preceding = blocks[max(0, index - count) : index][::-1]

@@ -30,7 +30,7 @@ from runnerx.registry import MODEL_WRAPPERS, STRATEGIES
 
 from .data_parallel import data_parallel
 from .ddp import DistributedDataParallelModel, check_ddp_options
-from .fsdp import FullyShardedModel
+from .fsdp import FullyShardedModel, check_fsdp_values
 from .options import did_you_mean
 
 #: the short names of ``strategy='...'`` (any case) and the registered types they stand for
@@ -62,9 +62,10 @@ def distributed_data_parallel(
 @STRATEGIES.register_module(name="FSDP")
 def fully_sharded(module: nn.Module, *, _name: str = "FSDP", **options: Any) -> nn.Module:
     """:class:`FullyShardedModel`; outside a distributed run, the model itself (with a
-    warning naming the strategy ``_name``)."""
+    warning naming the strategy ``_name``), its options checked as far as one process can."""
     check_arguments(FullyShardedModel, list(options), "strategy", skip=1)
     if not is_distributed():
+        check_fsdp_values(module, options)
         _warn_single_process(_name)
         return module
     return FullyShardedModel(module, **options)

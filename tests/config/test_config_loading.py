@@ -82,6 +82,22 @@ def test_a_dict_over_an_inherited_scalar_needs_delete(tmp_path):
         Config.fromfile(child)
 
 
+def test_a_dict_over_an_inherited_non_dict_names_the_key_path_and_both_files(tmp_path):
+    base = write(tmp_path, "base.py", "model = dict(\n    type='Net',\n    init_cfg=None)\n")
+    write(tmp_path, "mid.py", "_base_ = './base.py'\nmodel = dict(init_cfg=dict(type='K'))\n")
+    child = write(tmp_path, "child.py", "_base_ = './mid.py'\nx = 1\n")
+    with pytest.raises(TypeError) as caught:  # a conflict inside a base names that base
+        Config.fromfile(child)
+    assert str(caught.value).startswith(
+        f"{tmp_path / 'mid.py'}:2: model.init_cfg={{'type': 'K'}} is a dict, but the inherited "
+        f"value (from {base}:3) is None, which is not a dict"
+    )
+    assert str(caught.value).endswith("model.init_cfg=dict(_delete_=True, ...)")
+    cfg = Config(dict(model=dict(init_cfg=None)))  # options merged into a config
+    with pytest.raises(TypeError, match=r"^model.init_cfg=\{'type': 'K'\} is a dict, but the "):
+        cfg.merge_from_dict({"model": {"init_cfg": {"type": "K"}}}, allow_list_keys=False)
+
+
 def test_base_references_and_in_place_edits():
     cfg = Config.fromfile(DATA / "refs/child.py")
     assert cfg.num_classes == 10

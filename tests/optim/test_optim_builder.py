@@ -115,6 +115,44 @@ def test_unknown_wrapper_argument_names_the_key():
         )
 
 
+SGD = dict(type="SGD", lr=0.1)
+AMP16 = dict(type="AmpOptimWrapper", dtype="float16", optimizer=SGD)
+
+
+@pytest.mark.parametrize(
+    "cfg, start",
+    [
+        (dict(optimizer=SGD, clip_grad=dict(max_nrm=1.0)), "optim_wrapper.clip_grad={'max_nrm'"),
+        (dict(optimizer=SGD, clip_grad=dict(type="value")), "optim_wrapper.clip_grad={'type'"),
+        (dict(AMP16, dtype="float32"), "optim_wrapper.dtype='float32' is not supported"),
+        (dict(AMP16, loss_scale="x"), "optim_wrapper.loss_scale='x' is not valid"),
+        (dict(AMP16, loss_scale=dict(init_scal=1.0)), "optim_wrapper.loss_scale has 'init_scal'"),
+        (dict(optimizer=SGD, paramwise_cfg=[]), "optim_wrapper.paramwise_cfg must be a dict"),
+        (
+            dict(optimizer=SGD, paramwise_cfg=dict(bias_lr_mutl=1.0)),
+            "optim_wrapper.paramwise_cfg has an unknown key 'bias_lr_mutl'",
+        ),
+        (
+            dict(optimizer=SGD, paramwise_cfg=dict(norm_decay_mult=0.0)),
+            "optim_wrapper.paramwise_cfg.norm_decay_mult multiplies",
+        ),
+        (
+            dict(optimizer=SGD, paramwise_cfg=dict(custom_keys=[])),
+            "optim_wrapper.paramwise_cfg.custom_keys must be",
+        ),
+        (
+            dict(optimizer=SGD, paramwise_cfg=dict(custom_keys=dict(a=1))),
+            "optim_wrapper.paramwise_cfg.custom_keys['a'] must be",
+        ),
+    ],
+)
+def test_errors_that_name_their_key_get_no_while_building_in_front(cfg, start):
+    cfg = Config(dict(optim_wrapper=cfg))  # a ConfigDict, as in a run
+    with pytest.raises((TypeError, ValueError)) as info:
+        build_optim_wrapper(matrix_model(), cfg.optim_wrapper)
+    assert str(info.value).startswith(start), str(info.value)
+
+
 def test_wrapper_type_and_options_come_from_the_config():
     wrapper = build_optim_wrapper(
         matrix_model(),

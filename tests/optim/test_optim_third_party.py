@@ -15,6 +15,7 @@ from torch import nn
 from runnerx.optim import build_optim_wrapper
 from runnerx.optim.optimizers import (
     register_dadaptation_optimizers,
+    register_install_hints,
     register_lion_optimizers,
     register_sophia_optimizers,
     register_torch_optimizers,
@@ -30,6 +31,7 @@ STANDINS = {
                     for name in ("DAdaptAdaGrad", "DAdaptAdam", "DAdaptSGD")},
     "lion_pytorch": {"Lion": "lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0"},
     "Sophia": {"SophiaG": "lr=1e-4, betas=(0.965, 0.99), rho=0.04, weight_decay=1e-1"},
+    "bitsandbytes": {name: "lr=1e-3, weight_decay=0.0" for name in ("Lion", "AdamW8bit")},
 }  # fmt: skip
 BUILT = {
     "Adafactor": dict(lr=1e-3, scale_parameter=False, relative_step=False, weight_decay=1e-2),
@@ -38,6 +40,8 @@ BUILT = {
     "DAdaptSGD": dict(lr=1.0),
     "Lion": dict(lr=1e-4, weight_decay=1e-2),
     "SophiaG": dict(lr=2e-4, betas=(0.965, 0.99), rho=0.01, weight_decay=1e-1),
+    "bnb_Lion": dict(lr=3e-4),  # 'Lion' is lion-pytorch's, as in MMEngine
+    "AdamW8bit": dict(lr=1e-3),
 }
 
 
@@ -50,6 +54,8 @@ def write_standins(root, packages=STANDINS):
                     def __init__(self, params, {signature}):
                         super().__init__(params, lr=1e-3 if lr is None else lr)
             """)
+        if package == "bitsandbytes":  # which keeps them in bitsandbytes.optim
+            source += "import sys\noptim = sys.modules[__name__]\n"
         (root / package).mkdir()
         (root / package / "__init__.py").write_text(source)
     return root
@@ -86,8 +92,7 @@ def test_mmengines_third_party_names_build_the_packages_optimizers(tmp_path, run
     ]
 
 
-@pytest.mark.skipif(not hasattr(torch.optim, "Adafactor"), reason="torch < 2.5")
-def test_not_installed_registers_nothing_but_adafactor_says_what_to_install(monkeypatch):
+def test_not_installed_registers_nothing_and_each_name_says_what_to_install(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     registry = Registry("optimizer", scope="third_party_absent")
     register_torch_optimizers(registry)
@@ -98,9 +103,30 @@ def test_not_installed_registers_nothing_but_adafactor_says_what_to_install(monk
         register_sophia_optimizers,
     ):
         assert register(registry) == []
-    assert not {"DAdaptAdam", "Lion", "SophiaG"} & set(registry.module_dict)
-    with pytest.raises(ImportError, match=r"pip install transformers.*'TorchAdafactor'"):
-        registry.build(dict(type="Adafactor", lr=1e-3), default_args=dict(params=[torch.ones(1)]))
+    assert not {"Adafactor", "DAdaptAdam", "Lion", "SophiaG"} & set(registry.module_dict)
+    hinted = register_install_hints(registry)
+    assert {"Adafactor", "DAdaptSGD", "Lion", "SophiaG", "PagedAdamW8bit", "bnb_Adam"} <= set(
+        hinted
+    )
+    assert "Adam" not in hinted  # torch's Adam keeps its name
+    expected = {
+        "Lion": "lion-pytorch's Lion, as in MMEngine, and lion-pytorch is not installed: "
+        "pip install lion-pytorch",
+        "DAdaptAdam": "pip install dadaptation",
+        "SophiaG": "pip install Sophia-Optimizer",
+        "PagedAdamW8bit": r"bitsandbytes' PagedAdamW8bit.*pip install .runnerx\[bnb\].$",
+        "Adafactor": "transformers' Adafactor.*pip install transformers",
+    }
+    for name, message in expected.items():
+        with pytest.raises(ImportError, match=message):
+            registry.build(dict(type=name, lr=1e-3), default_args=dict(params=[torch.ones(1)]))
+    with pytest.warns(UserWarning, match="takes the name 'Lion'"):  # a stand-in yields
+
+        @registry.register_module(name="Lion")
+        class MyLion(torch.optim.SGD):
+            pass
+
+    assert registry.get("Lion") is MyLion
 
 
 @pytest.mark.skipif(
@@ -132,6 +158,7 @@ def test_stand_ins_register_lazily_check_arguments_and_yield_to_earlier_names(
     assert register_transformers_optimizers(registry) == ["Adafactor"]
     assert register_dadaptation_optimizers(registry) == ["DAdaptAdaGrad", "DAdaptAdam", "DAdaptSGD"]
     assert "transformers" not in sys.modules and "dadaptation" not in sys.modules
+    assert not {"Lion", "SophiaG", "AdamW8bit"} & set(register_install_hints(registry))
     params = [nn.Parameter(torch.ones(2))]
     adafactor = registry.build(dict(type="Adafactor", relative_step=False), dict(params=params))
     assert type(adafactor).__module__ == "transformers"

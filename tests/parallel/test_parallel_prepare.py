@@ -244,6 +244,23 @@ def test_strategy_config_errors():
         prepare_model(make_lm(), strategy=dict(type="FSDP", shardng="zero2"))
 
 
+@pytest.mark.parametrize(
+    "options, error, start",
+    [
+        (dict(sharding="zero4"), ValueError, "strategy.sharding='zero4' is not valid; expected"),
+        (dict(wrap_modules=["Nope"]), ValueError, "strategy.wrap_modules=['Nope'] matches no"),
+        (dict(state_dict_type="ful"), ValueError, "strategy.state_dict_type='ful' is not valid"),
+        (dict(mixed_precision="bf16"), ValueError, "strategy.mixed_precision.param_dtype='bf16'"),
+        (dict(prefetch=1), ValueError, "strategy.prefetch needs strategy.wrap_modules"),
+        (dict(shard_size=2), ValueError, "strategy.shard_size is for sharding='hsdp'"),
+    ],
+)
+def test_fsdp_values_are_checked_in_one_process_too(options, error, start):
+    with pytest.raises(error) as caught:
+        prepare_model(make_lm(), strategy=dict(type="FSDP", **options))
+    assert str(caught.value).startswith(start), str(caught.value)
+
+
 def test_fsdp_refuses_an_unknown_sharding_with_a_close_match():
     with pytest.raises(ValueError, match="strategy.sharding='zero-3'.*did you mean 'zero3'"):
         FullyShardedModel(make_lm(), sharding="zero-3")
