@@ -178,10 +178,19 @@ def misnamed_points(hook: Hook) -> list[str]:
     }
     warnings = []
     for name in sorted(names - set(HOOK_POINTS)):
-        close = close_matches(name, HOOK_POINTS, n=2)
+        close = _points_meant(name)
         hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
         warnings.append(
             f"{kind.__name__}.{name} is not a hook point, so the Runner's loops never call it "
             f"(only a custom loop that calls runner.call_hook({name!r}) does){hint}"
         )
     return warnings
+
+
+def _points_meant(name: str) -> list[str]:
+    """The hook points a misnamed method likely meant: MMCV 1.x's mode-less points
+    (``before_epoch``, ``after_iter``) are each mode's, training first; else close matches."""
+    when, _, rest = name.partition("_")
+    per_mode = [f"{when}_{mode}_{rest}" for mode in ("train", "val", "test")]
+    meant = [point for point in per_mode if point in HOOK_POINTS]
+    return meant or close_matches(name, HOOK_POINTS, n=2)

@@ -18,6 +18,7 @@ import logging
 import os
 import socket
 import sys
+import weakref
 from typing import Any
 
 from termcolor import colored
@@ -118,8 +119,16 @@ def get_run_logger(
 ) -> logging.Logger:
     """A new logger for one run, set up as :func:`get_logger` sets one up, but of its own:
     outside ``logging``'s registry of names, so that no other run shares its handlers. Its
-    lines say ``runnerx``. Make it current with :func:`make_logger_current`."""
-    return _set_up(logging.Logger("runnerx"), log_file, log_level, rank)
+    lines say ``runnerx``. Make it current with :func:`make_logger_current`. Its log file is
+    closed when the logger is collected (a Runner dropped without a run), not left open."""
+    logger = _set_up(logging.Logger("runnerx"), log_file, log_level, rank)
+    weakref.finalize(logger, _close_handlers, logger.handlers)
+    return logger
+
+
+def _close_handlers(handlers: list[logging.Handler]) -> None:
+    for handler in list(handlers):
+        handler.close()
 
 
 def make_logger_current(logger: logging.Logger) -> None:

@@ -154,9 +154,10 @@ def _report_build_failure(error: BaseException, logger_before: logging.Logger) -
 def _progress(runner: Any, action: str) -> str:
     """For a training, where it stopped and what resumes it: `` in epoch 3, after iteration
     557; the last checkpoint is .../iter_550.pth (...)`` (the epoch under way, the iterations
-    done), or `` before completing an iteration`` when this process trained none (the
-    checkpoints are as they were); nothing for ``val``/``test``, nor when training had not
-    started (building, loading or resuming the checkpoint: the error says what)."""
+    done; `` during the validation after epoch 2 (iteration 540)`` while an epoch's
+    validation runs), or `` before completing an iteration`` when this process trained none
+    (the checkpoints are as they were); nothing for ``val``/``test``, nor when training had
+    not started (building, loading or resuming the checkpoint: the error says what)."""
     first_iter = getattr(runner, "_first_iter", None)  # set by Runner.train once resumed
     if action != "train" or first_iter is None:
         return ""
@@ -166,8 +167,13 @@ def _progress(runner: Any, action: str) -> str:
     from runnerx.checkpoint.work_dir_checkpoints import newest_best_checkpoint, resume_from_best
     from runnerx.runner.loops import EpochBasedTrainLoop
 
-    where = f" after iteration {runner.iter}"
-    if isinstance(getattr(runner, "_train_loop", None), EpochBasedTrainLoop):
+    loop = getattr(runner, "_train_loop", None)
+    by_epoch = isinstance(loop, EpochBasedTrainLoop)
+    validating = runner.message_hub.get_info("loop_stage") == "val"  # set by RuntimeInfoHook
+    where = f" {'during the validation ' if validating else ''}after iteration {runner.iter}"
+    if by_epoch and validating and not loop.pass_batches_done:  # not mid-epoch
+        where = f" during the validation after epoch {runner.epoch} (iteration {runner.iter})"
+    elif by_epoch:
         where = f" in epoch {runner.epoch + 1},{where}"
     last = find_latest_checkpoint(str(runner.work_dir))
     if last is None or ("://" not in last and not os.path.exists(last)):

@@ -5,7 +5,8 @@ dir.
 .. code-block:: python
 
     randomness = dict(seed=0, deterministic=False, diff_rank_seed=False)
-    env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'), dist_cfg=dict())
+    env_cfg = dict(cudnn_benchmark=False, mp_cfg=dict(mp_start_method='fork'), dist_cfg=dict(),
+                   resource_limit=4096)
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def restore_signal_handlers(saved: dict[int, Any]) -> None:
 
 
 def setup_env(env_cfg: dict) -> None:
-    """Apply ``env_cfg``: multiprocessing start method, cuDNN benchmarking, thread limits."""
+    """Apply ``env_cfg``: multiprocessing start method, cuDNN benchmarking, thread limits, the
+    open-files limit."""
     if "backend" in env_cfg:  # written by MMEngine's runner tutorial, which ignores it
         warnings.warn(
             f"env_cfg.backend={env_cfg['backend']!r} is ignored, as in MMEngine: the "
@@ -152,6 +154,29 @@ def setup_env(env_cfg: dict) -> None:
         os.environ.setdefault("OPENCV_NUM_THREADS", str(threads))
     if mp_cfg:
         check_keys(mp_cfg, ("mp_start_method", "opencv_num_threads"), "env_cfg.mp_cfg")
+    raise_open_files_limit(env_cfg.get("resource_limit"))
+
+
+def raise_open_files_limit(wanted: int | None = None) -> None:
+    """Raise this process's soft limit of open files to ``wanted`` (None: 4096), never lower
+    it, and never past the hard limit, as MMEngine does on every run but on Windows: many
+    dataloader workers otherwise fail with "Too many open files" (``env_cfg.resource_limit``)."""
+    if wanted is None:
+        wanted = 4096
+    if isinstance(wanted, bool) or not isinstance(wanted, numbers.Integral) or wanted < 0:
+        raise ValueError(
+            "env_cfg.resource_limit must be an int >= 0 (the open files a process may have at "
+            f"least; 4096 when not given, 0 leaves the limit as it is), got {wanted!r}"
+        )
+    if sys.platform == "win32":
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    unlimited = resource.RLIM_INFINITY
+    target = int(wanted) if hard == unlimited else min(int(wanted), hard)
+    if soft != unlimited and target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
 def unknown_scope_warning(scope: str) -> str | None:
@@ -204,14 +229,19 @@ def _unmakeable(work_dir: str, error: OSError) -> OSError:
     existing = os.path.abspath(work_dir)
     while not os.path.exists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)
+    given = f"work_dir {work_dir!r} (from --work-dir or the config's work_dir)"
+    why, test_hint = error.strerror or error, ""
     if not os.path.isdir(existing):
-        cause = f"{existing!r} is a file, not a folder"
+        problem = f"cannot be created: {existing!r} is a file, not a folder"
+    elif existing == os.path.abspath(work_dir):
+        problem = f"exists but takes no new folder ({why}), which each run needs for its log"
+        test_hint = (
+            " (to test a checkpoint kept there, give tools/test.py the checkpoint's path and "
+            "another --work-dir)"
+        )
     else:
-        cause = f"{existing!r} did not take a new folder ({error.strerror or error})"
-    return type(error)(
-        f"work_dir {work_dir!r} (from --work-dir or the config's work_dir) cannot be created: "
-        f"{cause}; choose a folder you can write to"
-    )
+        problem = f"cannot be created: {existing!r} did not take a new folder ({why})"
+    return type(error)(f"{given} {problem}; choose a folder you can write to{test_hint}")
 
 
 def environment_summary() -> dict[str, Any]:

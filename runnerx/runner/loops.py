@@ -120,6 +120,11 @@ class _TrainLoop(ValidationSchedule, BaseLoop):
         return self._iter
 
     @property
+    def pass_batches_done(self) -> int:
+        """The batches of the current pass over the data trained so far (0 between epochs)."""
+        return self._iter - self._pass_start_iter
+
+    @property
     def resume_batches(self) -> int:
         """The batches of the current pass that a resume skips (0 unless resumed mid-pass)."""
         return self._resume_batches
@@ -327,6 +332,13 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
                 break
         if self.stop_now:
             return
+        done, length = self.pass_batches_done, len(self.dataloader)
+        if self.stop_training and done < length:  # MMEngine's loop finishes the epoch
+            runner.logger.info(
+                f"training stopped early (a hook set stop_training) at iteration {self._iter}, "
+                f"after batch {done} of {length} of epoch {self._epoch + 1}, which counts as "
+                "done"
+            )
         runner.call_hook("after_train_epoch")
         self._epoch += 1
         # the next pass starts here: a checkpoint saved before it does (the periodic one saved

@@ -16,6 +16,7 @@ import copy
 import difflib
 import inspect
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -210,8 +211,12 @@ class MMEngineRunnerAPI:
 
     def setup_env(self, env_cfg: dict) -> None:
         """Apply ``env_cfg`` (start method, cuDNN, thread limits) and start torch.distributed
-        for the launcher: MMEngine's step, which a Runner subclass may override."""
-        setup_env(env_cfg)
+        for the launcher: MMEngine's step, which a Runner subclass may override. Its warnings
+        (an ignored ``env_cfg.backend``) go to the run's log once that is open."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            setup_env(env_cfg)
+        self._env_warnings = [str(warning.message) for warning in caught]
         self._init_distributed(self._launcher, env_cfg.get("dist_cfg") or {})
 
     def set_randomness(
@@ -224,7 +229,9 @@ class MMEngineRunnerAPI:
     def _record_config(self) -> None:
         """Log the config and hand it to the visualizer, as MMEngine does when its Runner is
         built, and name the MMCV 1.x keys MMEngine ignores. ``cfg_text`` keeps the text for
-        the dumped file and checkpoints."""
+        the dumped file and checkpoints. ``setup_env``'s warnings are logged first."""
+        for warning in getattr(self, "_env_warnings", ()):  # a subclass's setup_env sets none
+            self.logger.warning(warning)
         self.cfg_text = self._config_text()
         if self.cfg_text:
             self.logger.info(f"Config:\n{self.cfg_text}")
@@ -275,7 +282,9 @@ class MMEngineRunnerAPI:
         own copy, ``<log_dir>/vis_data/config.py`` (LocalVisBackend). The Runner does this when
         it is built; an empty config (a Runner built from arguments) is not written, nor is the
         work dir's file rewritten while another run trains there (``tools/test.py`` of one of
-        its checkpoints): its config stays, and this run's is in its log."""
+        its checkpoints), nor by a ``fast_dev_run`` (a smoke test must not leave its
+        ``fast_dev_run`` in the config that ``tools/test.py`` of the real run reads): the file
+        stays, and this run's config is in its log and its own copy."""
         if not self.cfg_text or self.rank != 0:
             return
         from .work_dir_lock import other_run_in
@@ -283,6 +292,12 @@ class MMEngineRunnerAPI:
         path = os.path.join(
             self.work_dir, os.path.basename(self.cfg.filename or f"{self.timestamp}.py")
         )
+        if self.fast_dev_run:
+            self.logger.info(
+                f"fast_dev_run: {path} is not written (a smoke test leaves the work dir's "
+                f"config alone); this run's config is in its log under {self.log_dir}"
+            )
+            return
         holder = other_run_in(self.work_dir)
         if holder is not None and os.path.exists(path):
             self.logger.info(f"{path} stays the config of the run training there ({holder})")

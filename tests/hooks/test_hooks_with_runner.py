@@ -159,6 +159,8 @@ def test_a_method_named_like_a_hook_point_that_is_none_is_warned_of(tmp_path):
     assert log.count(iteration) == 2  # from custom_hooks, then from register_hook
     assert "did you mean 'after_train_iter'" in log
     assert "MisnamedHook.before_epoch is not a hook point" in log
+    # MMCV 1.x's mode-less point: each mode's, training first
+    assert "did you mean 'before_train_epoch' or 'before_val_epoch' or 'before_test_epoch'?" in log
     assert "log_line" not in log and "after_train_iter is not" not in log
     misnamed = [hook for hook in runner.hooks if isinstance(hook, MisnamedHook)]
     assert len(misnamed) == 2 and all(getattr(hook, "called", False) for hook in misnamed)

@@ -162,3 +162,23 @@ def test_error_lines_name_where_they_were_logged_as_mmengines_do(tmp_path):
         r"ERROR - \S+test_logging_logger\.py - failing_step - \d+ - it broke$", lines[0]
     )
     assert lines[1].endswith("- runnerx - INFO - fine")
+
+
+def test_a_runner_dropped_without_a_run_closes_its_log_file(tmp_path):
+    import gc
+    import warnings
+
+    from runnerx.runner import Runner
+    from tests.checkpoint.conftest import TinyNet
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dropped = Runner(model=TinyNet(), work_dir=str(tmp_path / "dropped"))
+        handlers = dropped.logger.handlers
+        (log_file,) = [h.baseFilename for h in handlers if hasattr(h, "baseFilename")]
+        Runner(model=TinyNet(), work_dir=str(tmp_path / "current"))  # the current run now
+        del dropped
+        gc.collect()
+    unclosed = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert not [message for message in unclosed if log_file in message]
+    assert Path(log_file).read_text()  # what it logged is there

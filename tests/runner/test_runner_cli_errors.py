@@ -275,7 +275,8 @@ def test_a_failure_with_only_best_checkpoints_names_the_newest(best_run):
 
     work = best_run(2, periodic=False)
     newest = max(work.glob("best_*.pth"), key=lambda path: path.stat().st_mtime)
-    runner = SimpleNamespace(_first_iter=0, iter=30, epoch=0, work_dir=str(work))
+    hub = SimpleNamespace(get_info=lambda key: None)  # not validating
+    runner = SimpleNamespace(_first_iter=0, iter=30, epoch=0, work_dir=str(work), message_hub=hub)
     assert _progress(runner, "train") == (
         f" after iteration 30; {work} has only best checkpoints, the newest {newest}: resume "
         f"from it with --resume {newest} (resume='{newest}'): training goes on from its "

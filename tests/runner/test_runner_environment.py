@@ -1,11 +1,15 @@
 """The run's environment as a Runner sets it up from the config: env_cfg.dist_cfg is checked
-for every launcher, and a work dir that cannot be made is named with its cause."""
+for every launcher, env_cfg.resource_limit raises the open-files limit, and a work dir that
+cannot be made is named with its cause."""
+
+import errno
+import os
 
 import pytest
 import torch.distributed as dist
 
 from runnerx.dist.launch import check_dist_cfg
-from runnerx.runner import Runner
+from runnerx.runner import Runner, environment
 
 
 def test_a_misspelt_backend_is_refused_without_a_launcher_too(digits_cfg):
@@ -61,3 +65,61 @@ def test_a_work_dir_under_a_file_is_named_with_the_file(digits_cfg, tmp_path):
         f"cannot be created: '{tmp_path}/notes.txt' is a file, not a folder; choose a folder "
         "you can write to"
     )
+
+
+def test_an_existing_work_dir_that_takes_no_folder_says_so_and_how_to_test(
+    digits_cfg, tmp_path, monkeypatch
+):
+    work = tmp_path / "run"
+    work.mkdir()
+
+    def read_only(path, *args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+
+    monkeypatch.setattr(environment.os, "makedirs", read_only)
+    with pytest.raises(OSError) as caught:
+        environment.make_run_dir(str(work))
+    assert str(caught.value) == (
+        f"work_dir '{work}' (from --work-dir or the config's work_dir) exists but takes no new "
+        "folder (Read-only file system), which each run needs for its log; choose a folder you "
+        "can write to (to test a checkpoint kept there, give tools/test.py the checkpoint's "
+        "path and another --work-dir)"
+    )
+
+
+@pytest.fixture
+def resource():
+    """The ``resource`` module (not on Windows, where nothing is raised), with this process's
+    soft limit of open files lowered to 1024 for the test (the hard limit stays)."""
+    resource = pytest.importorskip("resource")
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if before[1] != resource.RLIM_INFINITY and before[1] < 8192:
+        pytest.skip(f"the hard limit of open files ({before[1]}) is too low to raise to")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, before[1]))
+    yield resource
+    resource.setrlimit(resource.RLIMIT_NOFILE, before)
+
+
+def test_the_open_files_limit_is_raised_as_mmengine_raises_it(digits_cfg, resource):
+    def soft_limit():
+        return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+    digits_cfg.env_cfg = dict(resource_limit=2048)
+    Runner.from_cfg(digits_cfg)
+    assert soft_limit() == 2048
+    digits_cfg.env_cfg = dict(resource_limit=1500)  # never lowered
+    Runner.from_cfg(digits_cfg)
+    assert soft_limit() == 2048
+    digits_cfg.env_cfg = dict()
+    Runner.from_cfg(digits_cfg)
+    assert soft_limit() == 4096  # MMEngine's default
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY:  # never past the hard limit
+        environment.raise_open_files_limit(hard + 1)
+        assert soft_limit() == hard
+
+
+def test_a_bad_resource_limit_is_an_error_naming_the_key(digits_cfg):
+    digits_cfg.env_cfg = dict(resource_limit="4096")
+    with pytest.raises(ValueError, match=r"env_cfg\.resource_limit must be an int >= 0"):
+        Runner.from_cfg(digits_cfg)

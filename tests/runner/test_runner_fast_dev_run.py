@@ -111,6 +111,23 @@ def test_hooks_registered_after_the_runner_was_built_follow_the_same_rules(digit
     assert "fast_dev_run: CheckpointHook is left out" in log_text(digits_cfg.work_dir)
 
 
+def test_the_work_dirs_config_is_left_to_the_real_runs(digits_cfg):
+    work = Path(digits_cfg.work_dir)
+    work.mkdir(parents=True)
+    real = work / "digits_convnet.py"  # tools/test.py work_dirs/x/x.py ... reads it
+    real.write_text("# the config of the real run\n")
+    runner = Runner.from_cfg(smoke_cfg(digits_cfg, 1))
+    assert real.read_text() == "# the config of the real run\n"
+    assert Config.fromfile(Path(runner.log_dir, "vis_data", "config.py")).fast_dev_run == 1
+    assert (
+        f"fast_dev_run: {real} is not written (a smoke test leaves the work dir's config "
+        f"alone); this run's config is in its log under {runner.log_dir}"
+    ) in log_text(work)
+    real.unlink()
+    Runner.from_cfg(smoke_cfg(digits_cfg, 1))
+    assert not real.exists()
+
+
 @pytest.mark.parametrize(("max_iters", "iters"), [(30, 3), (2, 2)])
 def test_iteration_based_training_runs_n_iterations_and_validates_once(
     digits_cfg, max_iters, iters

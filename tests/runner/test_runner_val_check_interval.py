@@ -408,7 +408,7 @@ def test_a_checkpoint_without_the_early_stopping_state_starts_it_afresh_as_mmeng
     second.resume = str(path)
     runner, seen = train(second)
     assert seen.validated == [6, 8]  # a new best, then one without improvement
-    assert "stopped early" not in log_of(runner)
+    assert "the run resumed from was stopped early" not in log_of(runner)
 
 
 @pytest.mark.parametrize(
