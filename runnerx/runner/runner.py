@@ -439,6 +439,7 @@ class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
             restore_signal_handlers(handlers)
             with contextlib.suppress(Exception):
                 wait_for_pending_writes()
+            self._close_visualizer()
             raise
         wait_for_pending_writes()
         return model
@@ -463,9 +464,18 @@ class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
         try:
             metrics = loop.run()
             self.call_hook("after_run")
+        except BaseException:
+            self._close_visualizer()
+            raise
         finally:
             _stop_workers(loop)
         return metrics
+
+    def _close_visualizer(self) -> None:
+        """After a failed run (no ``after_run``): write out what the visualizer's backends
+        hold (a TensorBoard writer buffers up to two minutes of scalars)."""
+        with contextlib.suppress(Exception):
+            self.visualizer.close()
 
     def _make_current(self) -> None:
         """Let this run's logger, MessageHub, visualizer and default scope be the current

@@ -5,7 +5,8 @@ names a complete one, the 3 newest (max_keep_ckpts) up to it are all there, and 
 removes the half-written temporary files, resumes from ``last_checkpoint`` and goes on.
 A checkpoint whose background write fails (a full disk at the rename) stops the run at the
 next save, and nothing that relies on it happens: no older one is removed, and
-``last_checkpoint`` never names it."""
+``last_checkpoint`` never names it. A run that fails still writes out the TensorBoard
+scalars it logged."""
 
 from __future__ import annotations
 
@@ -149,3 +150,36 @@ def test_a_failed_background_write_stops_the_run_at_the_next_save_and_removes_no
     assert [name for name in os.listdir(work) if name.startswith(".")] == [LOCK_FILE]
     pointer = Path(work, "last_checkpoint")
     assert not named or pointer.read_text() == os.path.join(work, named)
+
+
+class InterruptAt(Hook):
+    """Ctrl-C (or ``error``) after training iteration ``at``."""
+
+    def __init__(self, at: int, error: BaseException) -> None:
+        self.at, self.error = at, error
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None) -> None:
+        if runner.iter + 1 == self.at:
+            raise self.error
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), RuntimeError("broken")])
+def test_a_failed_run_keeps_the_tensorboard_scalars_it_logged(make_runner, error):
+    """TensorBoard's writer buffers events for up to two minutes: a run that fails (no
+    after_run) still writes out the scalars it had logged."""
+    event_accumulator = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_accumulator"
+    )
+    runner = make_runner(
+        max_epochs=2,
+        default_hooks={"logger": {"type": "LoggerHook", "interval": 1}, "checkpoint": None},
+        visualizer={"type": "Visualizer", "vis_backends": [{"type": "TensorboardVisBackend"}]},
+        custom_hooks=[InterruptAt(3, error)],
+    )
+    with pytest.raises(type(error)):
+        runner.train()
+    # closed: written out now, not when (or if) the writer's thread gets to it before exit
+    assert runner.visualizer.get_backend("TensorboardVisBackend")._writer is None
+    events = event_accumulator.EventAccumulator(str(Path(runner.log_dir, "vis_data")))
+    events.Reload()
+    assert [scalar.step for scalar in events.Scalars("loss")] == [1, 2]
