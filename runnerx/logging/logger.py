@@ -41,11 +41,11 @@ _LEVEL_COLOURS = {
     logging.ERROR: "red",
     logging.CRITICAL: "red",
 }
-_FORMAT = "%(asctime)s - %(name)s - %(level_tag)s - %(message)s"
-# errors also say where they were logged, as MMEngine's lines do
-_ERROR_FORMAT = (
+_FORMATS = (
+    "%(asctime)s - %(name)s - %(level_tag)s - %(message)s",
+    # errors also say where they were logged, as MMEngine's lines do
     "%(asctime)s - %(name)s - %(level_tag)s - %(pathname)s - %(funcName)s - %(lineno)d - "
-    "%(message)s"
+    "%(message)s",
 )
 _DATE_FORMAT = "%Y/%m/%d %H:%M:%S"
 
@@ -56,11 +56,15 @@ _current_logger: logging.Logger | None = None
 
 class _LevelFormatter(logging.Formatter):
     """MMEngine's line layout; the level name is coloured on the console, plain in files;
-    errors also name the file, function and line that logged them."""
+    errors also name the file, function and line that logged them. A non-zero ``rank``'s
+    lines say which rank they come from (``[rank 1] ...``): under torchrun every rank writes
+    to the same console."""
 
-    def __init__(self, colour: bool) -> None:
-        super().__init__(_FORMAT, datefmt=_DATE_FORMAT)
-        self._error_formatter = logging.Formatter(_ERROR_FORMAT, datefmt=_DATE_FORMAT)
+    def __init__(self, colour: bool, rank: int = 0) -> None:
+        tag = f"[rank {rank}] " if rank else ""
+        line, error_line = (f.replace("%(message)s", tag + "%(message)s") for f in _FORMATS)
+        super().__init__(line, datefmt=_DATE_FORMAT)
+        self._error_formatter = logging.Formatter(error_line, datefmt=_DATE_FORMAT)
         self._colour = colour
         self._tags: dict[int, str] = {}  # level number -> its (coloured) name, made once
 
@@ -184,7 +188,7 @@ def _set_up(
     console = next((h for h in logger.handlers if isinstance(h, _ConsoleHandler)), None)
     if console is None:
         console = _ConsoleHandler(sys.stdout)
-        console.setFormatter(_LevelFormatter(colour=True))
+        console.setFormatter(_LevelFormatter(colour=True, rank=rank))
         logger.addHandler(console)
     console.setLevel(level if rank == 0 else max(level, logging.WARNING))
 

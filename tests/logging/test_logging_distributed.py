@@ -76,6 +76,7 @@ def ranks_folder(ranks):
 def test_rank0_logs_everything_to_console_and_file(ranks_folder):
     console = (ranks_folder / "console_rank0.txt").read_text()
     assert "an info line" in console and "a warning line" in console
+    assert "[rank" not in console
     log = (ranks_folder / "logs_rank0" / "run.log").read_text()
     assert " - runnerx_dist_test - INFO - an info line" in log
     assert "\x1b[" not in log
@@ -83,7 +84,7 @@ def test_rank0_logs_everything_to_console_and_file(ranks_folder):
 
 def test_rank1_shows_warnings_only_and_writes_no_log_file(ranks_folder):
     console = (ranks_folder / "console_rank1.txt").read_text()
-    assert "a warning line" in console
+    assert " - [rank 1] a warning line" in console  # the ranks share torchrun's console
     assert "an info line" not in console
     assert not (ranks_folder / "logs_rank1").exists()
 
