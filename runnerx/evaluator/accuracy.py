@@ -17,8 +17,9 @@ class Accuracy(BaseMetric):
 
         val_evaluator = dict(type='Accuracy', topk=(1, 5))   # 'accuracy/top1', 'accuracy/top5'
 
-    Predictions carry ``gt_label`` and either ``pred_score`` (class scores, usually softmax
-    probabilities) or ``pred_label``; per-sample dicts or one dict of batched tensors.
+    Predictions carry ``gt_label`` (one class index per sample) and either ``pred_score``
+    (class scores, usually softmax probabilities) or ``pred_label``; per-sample dicts or one
+    dict of batched tensors.
 
     Args:
         topk: the k of each top-k accuracy.
@@ -60,9 +61,13 @@ class Accuracy(BaseMetric):
         """
         if not isinstance(data_samples, Mapping) and len(data_samples) == 0:
             return
-        gt_label = batch_field(data_samples, "gt_label", "Accuracy").reshape(-1)
+        gt_label = batch_field(data_samples, "gt_label", "Accuracy")
         if not has_field(data_samples, "pred_score"):
-            pred_label = batch_field(data_samples, "pred_label", "Accuracy").reshape(-1)
+            pred_label = batch_field(data_samples, "pred_label", "Accuracy")
+            samples = _batch_size(data_samples, pred_label)
+            source = f"a batch of size {samples}"
+            pred_label = _one_index_each(pred_label, "pred_label", samples, source)
+            gt_label = _one_index_each(gt_label, "gt_label", samples, source)
             self.results.extend((pred_label == gt_label.to(pred_label.device)).tolist())
             return
         scores = batch_field(data_samples, "pred_score", "Accuracy").float()
@@ -77,6 +82,8 @@ class Accuracy(BaseMetric):
                 f"has only {scores.shape[1]} classes; lower topk in val_evaluator / "
                 "test_evaluator"
             )
+        source = f"pred_score of shape {tuple(scores.shape)}"
+        gt_label = _one_index_each(gt_label, "gt_label", scores.shape[0], source)
         top_scores, top_labels = scores.topk(self.maxk, dim=1)
         hits = top_labels == gt_label.to(top_labels.device)[:, None]  # one True per row at most
         positions = [
@@ -103,3 +110,25 @@ class Accuracy(BaseMetric):
         if len(self.thrs) == 1:
             return f"top{k}"
         return f"top{k}_no-thr" if thr is None else f"top{k}_thr-{thr:.2f}"
+
+
+def _batch_size(data_samples: Mapping | Sequence, batched: torch.Tensor) -> int:
+    """How many samples the predictions hold: per-sample dicts count themselves, a dict of
+    batched values has them along the first dimension of ``batched``."""
+    if not isinstance(data_samples, Mapping):
+        return len(data_samples)
+    return batched.shape[0] if batched.ndim else 1
+
+
+def _one_index_each(values: torch.Tensor, key: str, samples: int, source: str) -> torch.Tensor:
+    """``values`` (the predictions' ``key``) as one class index per sample, shape
+    ``[samples]``; a ValueError saying what it got otherwise (a one-hot label would broadcast
+    against the scores and count wrong results without a word)."""
+    if values.numel() != samples:
+        raise ValueError(
+            f"Accuracy expects one class index per sample in {key} ({samples} for {source}: "
+            f"an int or a Tensor[1] per sample, or a Tensor[{samples}] batched), but got {key} "
+            f"of shape {tuple(values.shape)}; for one-hot or soft labels give "
+            f"{key}=labels.argmax(-1)"
+        )
+    return values.reshape(-1)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from runnerx.evaluator.metric import BaseMetric
@@ -63,7 +64,10 @@ class Evaluator:
         The arguments come in the opposite order to ``BaseMetric.process``, as in MMEngine.
         Predictions that are data elements (``runnerx.structures``) reach the metrics as dicts
         (``to_dict()``), as in MMEngine, so metrics read ``sample['pred_score']`` either way.
+        One-shot iterables (a generator, say) are made a list first, so every metric sees all.
         """
+        if isinstance(data_samples, Iterator):
+            data_samples = list(data_samples)
         # Only the first sample is checked: a batch of dicts costs one isinstance.
         if (
             isinstance(data_samples, (list, tuple))
@@ -94,26 +98,39 @@ class Evaluator:
         return merged
 
     def offline_evaluate(
-        self, data_samples: Sequence, data: Sequence | None = None, chunk_size: int = 1
+        self, data_samples: Iterable, data: Iterable | None = None, chunk_size: int = 1
     ) -> dict:
         """Evaluate stored predictions (and optionally the data they came from) without a
-        model, ``chunk_size`` samples at a time; data chunks are collated by pseudo_collate."""
+        model, ``chunk_size`` samples at a time; data chunks are collated by pseudo_collate.
+
+        Both are read by iterating, as in MMEngine: a list, a map-style dataset (indexed by
+        int only) or a generator.
+        """
         if not isinstance(chunk_size, int) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive int, but got {chunk_size!r}")
-        collate = None
+        collate = data_iter = None
         if data is not None:
-            if len(data) != len(data_samples):
-                raise ValueAssertionError(
-                    f"data_samples and data must have the same length, but have "
-                    f"{len(data_samples)} and {len(data)}"
-                )
+            sized = hasattr(data_samples, "__len__") and hasattr(data, "__len__")
+            if sized and len(data) != len(data_samples):
+                raise _length_mismatch(len(data_samples), len(data))
             # imported here: only offline evaluation with data needs the data package
             from runnerx.data import pseudo_collate as collate
-        for start in range(0, len(data_samples), chunk_size):
-            chunk = slice(start, start + chunk_size)
-            data_batch = None if collate is None else collate(list(data[chunk]))
-            self.process(list(data_samples[chunk]), data_batch)
-        return self.evaluate(len(data_samples))
+
+            data_iter = _bounded_iter(data)
+        size = 0
+        for chunk in _chunks(data_samples, chunk_size):
+            size += len(chunk)
+            data_batch = None
+            if data_iter is not None:
+                data_chunk = list(islice(data_iter, len(chunk)))
+                if len(data_chunk) != len(chunk):
+                    raise _length_mismatch(f"at least {size}", size - len(chunk) + len(data_chunk))
+                data_batch = collate(data_chunk)
+            self.process(chunk, data_batch)
+        data_length = None if data_iter is None else _length_beyond(data, data_iter, size)
+        if data_length is not None:
+            raise _length_mismatch(size, data_length)
+        return self.evaluate(size)
 
 
 def build_evaluator(cfg: Any, key: str = "val_evaluator") -> Evaluator:
@@ -138,4 +155,34 @@ def build_evaluator(cfg: Any, key: str = "val_evaluator") -> Evaluator:
         f"{key} must be a metric config such as dict(type='Accuracy'), a list of them, "
         "dict(type='Evaluator', metrics=[...]), an Evaluator or a BaseMetric, but got "
         f"{type(cfg).__name__}: {cfg!r}"
+    )
+
+
+_END = object()
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    """``items`` as lists of ``size`` (the last one shorter), read by iterating."""
+    iterator = _bounded_iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _bounded_iter(items: Iterable) -> Iterator:
+    """An iterator over ``items`` that stops at ``len(items)`` where there is one: a map-style
+    dataset may answer any index (Python's ``iter`` asks until an IndexError)."""
+    return islice(items, len(items)) if hasattr(items, "__len__") else iter(items)
+
+
+def _length_beyond(data: Iterable, data_iter: Iterator, used: int) -> int | str | None:
+    """``data``'s length (for an error) when it holds more than the ``used`` items taken from
+    ``data_iter``, else None."""
+    if hasattr(data, "__len__"):
+        return len(data) if len(data) > used else None
+    return None if next(data_iter, _END) is _END else f"more than {used}"
+
+
+def _length_mismatch(samples: int | str, data: int | str) -> ValueAssertionError:
+    return ValueAssertionError(
+        f"data_samples and data must have the same length, but have {samples} and {data}"
     )

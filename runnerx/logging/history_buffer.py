@@ -77,6 +77,11 @@ class HistoryBuffer:
         self._total_count = 0
         self._min = math.inf
         self._max = -math.inf
+        # What update() was last given, until folded; then the type current_as_recorded()
+        # gives the newest value (int or bool, None: float). Worked out when folding, off
+        # the update path.
+        self._newest_given: Any = None
+        self._newest_type: type | None = None
         history = list(zip(log_history, count_history, strict=True))
         for value, count in history:
             self.update(float(value), count.item() if hasattr(count, "item") else count)
@@ -86,6 +91,7 @@ class HistoryBuffer:
     def update(self, value: Any, count: int | float = 1) -> None:
         """Record ``value`` (a Python number, a numpy scalar or a one-element tensor) as the
         sum of ``count`` observations (an int or, as MMEngine allows, a float)."""
+        given = value
         if isinstance(value, torch.Tensor):
             if value.numel() != 1:
                 raise ValueError(f"a logged tensor must hold one value, got shape {value.shape}")
@@ -100,6 +106,7 @@ class HistoryBuffer:
             self._take_pending()
         self._values.append(value)
         self._counts.append(count)
+        self._newest_given = given
         self._unread += 1
         if self._unread >= self._fold_at:
             fold_buffers((self,))
@@ -135,6 +142,14 @@ class HistoryBuffer:
         fold_buffers((self,))
         self._require_values()
         return self._values[-1]
+
+    def current_as_recorded(self) -> float | int | bool:
+        """The newest value, as an int or a bool when :meth:`update` was given one (a Python
+        or numpy integer or bool, or an integer or bool tensor), else :meth:`current`'s float.
+        MMEngine's buffer keeps the type it was given, so a val/test line shows a metric of 7
+        as ``7`` and a flag as ``True``."""
+        value = self.current()
+        return value if self._newest_type is None else self._newest_type(value)
 
     def mean(self, window: int | None = None, *, window_size: int | None = None) -> float:
         """Sum of the last ``window`` values over the sum of their counts; all updates when
@@ -211,6 +226,7 @@ class HistoryBuffer:
         self._fold_at = min(self.max_length, _MAX_UNREAD)
         self._unread = 0
         self._pending.clear()
+        self._newest_given = self._newest_type = None
         self._num_updates = state["num_updates"]
         self._total = state["total"]
         self._total_count = state["total_count"]
@@ -273,6 +289,9 @@ class HistoryBuffer:
         if appended:
             self._counts.extend(repeat(1, appended))
             self._pending.clear()
+        # appended values are newer than the given ones
+        self._newest_type = None if appended else _integral_type(self._newest_given)
+        self._newest_given = None
         self._num_updates += unread + appended
         self._unread = 0
         self._total += sum(values)
@@ -316,6 +335,20 @@ def _as_float(value: Any) -> float:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__float__"):
         raise TypeError(f"a logged value must be a number or a tensor, got {type(value).__name__}")
     return float(value)
+
+
+def _integral_type(value: Any) -> type | None:
+    """``bool`` or ``int`` when ``value`` is a bool or an integer (Python, numpy or a tensor's
+    dtype), None otherwise."""
+    if isinstance(value, int):  # a bool is an int too
+        return bool if isinstance(value, bool) else int
+    if isinstance(value, torch.Tensor):
+        dtype = value.dtype
+        if dtype == torch.bool:
+            return bool
+        return None if dtype.is_floating_point or dtype.is_complex else int
+    kind = getattr(getattr(value, "dtype", None), "kind", None)  # numpy scalars and arrays
+    return bool if kind == "b" else int if kind in ("i", "u") else None
 
 
 def _to_floats(tensors: list[torch.Tensor]) -> list[float]:

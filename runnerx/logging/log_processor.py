@@ -156,10 +156,11 @@ class LogProcessor:
         tag.update(self._tag(times, mode))
         return tag, f"{header}    " + "  ".join(items)
 
-    def _collect_scalars(self, hub: Any, mode: str, epoch_length: int) -> dict[str, float]:
+    def _collect_scalars(self, hub: Any, mode: str, epoch_length: int) -> dict[str, Any]:
         """``mode``'s scalars without the prefix: smoothed, newest, or as custom_cfg says
         (losses averaged over the ranks when training distributed). Of val/test scalars only
-        the times are smoothed: a metric shows the validation that just ran."""
+        the times are smoothed: a metric shows the validation that just ran, as an int or a
+        bool when it was recorded as one."""
         prefix = f"{mode}/"
         buffers = {
             key[len(prefix) :]: buffer
@@ -168,15 +169,22 @@ class LogProcessor:
         }
         # every tensor of every buffer to a float in one transfer, not one per buffer
         fold_buffers(buffer for buffer in buffers.values() if isinstance(buffer, HistoryBuffer))
-        scalars: dict[str, float] = {}
+        scalars: dict[str, Any] = {}
         smoothed = self._smoothed
+        # a val/test metric of 7 shows as 7, a flag as True (MMEngine's buffer keeps the type)
+        as_recorded = mode != "train"
         for name, buffer in buffers.items():
             smooth = smoothed.get(prefix + name)
             if smooth is None:
                 matches = self.mean_pattern.search(name) is not None
                 smooth = matches and (mode == "train" or name in _TIME_KEYS)
                 smoothed[prefix + name] = smooth
-            scalars[name] = buffer.mean(self.window_size) if smooth else buffer.current()
+            if smooth:
+                scalars[name] = buffer.mean(self.window_size)
+            elif as_recorded:
+                scalars[name] = buffer.current_as_recorded()
+            else:
+                scalars[name] = buffer.current()
         for log in self._custom_logs:
             buffer = hub.log_scalars.get(prefix + log.data_src)
             if buffer is not None and len(buffer):

@@ -207,3 +207,48 @@ def test_offline_evaluate_collates_data_chunks():
     data = [dict(inputs=torch.tensor([float(i)])) for i in range(3)]
     evaluator.offline_evaluate(samples((1.0, 0), (2.0, 0), (3.0, 0)), data=data, chunk_size=2)
     assert evaluator.metrics[0].batches_seen == [pseudo_collate(data[:2]), pseudo_collate(data[2:])]
+
+
+class IntIndexedDataset(torch.utils.data.Dataset):
+    """A map-style dataset as users write them: indexed by int only, and answering any index
+    (no IndexError past its length)."""
+
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, index):
+        if not isinstance(index, int):
+            raise TypeError(f"index must be an int, got {type(index).__name__}")
+        return dict(inputs=torch.tensor([float(index)]))
+
+
+def test_offline_evaluate_reads_a_dataset_indexed_by_int_only():
+    evaluator = Evaluator(MeanError())
+    stored = samples((1.0, 0), (2.0, 0), (3.0, 0))
+    assert evaluator.offline_evaluate(stored, data=IntIndexedDataset(), chunk_size=2) == {
+        "error/mae": 2.0
+    }
+    inputs = [batch["inputs"] for batch in evaluator.metrics[0].batches_seen]
+    assert inputs == [[torch.tensor([0.0]), torch.tensor([1.0])], [torch.tensor([2.0])]]
+
+
+def test_offline_evaluate_reads_generators():
+    evaluator = Evaluator(MeanError())
+    stored = samples((1.0, 0), (2.0, 0), (3.0, 0))
+    assert evaluator.offline_evaluate(iter(stored), chunk_size=2) == {"error/mae": 2.0}
+    data = (dict(inputs=torch.tensor([float(i)])) for i in range(3))
+    assert evaluator.offline_evaluate(iter(stored), data=data) == {"error/mae": 2.0}
+    assert len(evaluator.metrics[0].batches_seen) == 2 + 3
+    # the length is known without len(): one more prediction, or datum, is still an error
+    with pytest.raises(AssertionError, match="same length, but have at least 3 and 2"):
+        evaluator.offline_evaluate(iter(stored), data=iter(range(2)))
+    with pytest.raises(AssertionError, match="same length, but have 3 and more than 3"):
+        evaluator.offline_evaluate(iter(stored), data=iter(range(4)))
+    with pytest.raises(AssertionError, match="same length, but have 2 and 3"):
+        evaluator.offline_evaluate(iter(stored[:2]), data=IntIndexedDataset())
+
+
+def test_process_gives_a_generator_to_every_metric():
+    evaluator = Evaluator([MeanError(), MeanError(prefix="second")])
+    evaluator.process(sample for sample in samples((1.0, 0), (3.0, 0)))
+    assert evaluator.evaluate(2) == {"error/mae": 2.0, "second/mae": 2.0}

@@ -107,6 +107,41 @@ def test_accuracy_topk_above_number_of_classes_is_a_clear_error():
         metric.process(None, dict(pred_score=torch.rand(2, 3), gt_label=torch.tensor([0, 1])))
 
 
+@pytest.mark.parametrize(
+    ("batch", "message"),
+    [
+        # a one-hot gt_label of a last batch of one sample broadcast to 3 wrong rows
+        (
+            dict(pred_score=torch.eye(3)[:1], gt_label=torch.eye(3)[:1]),
+            r"one class index per sample in gt_label \(1 for pred_score of shape \(1, 3\).*"
+            r"but got gt_label of shape \(1, 3\); .* gt_label=labels.argmax\(-1\)",
+        ),
+        (
+            [dict(pred_score=torch.rand(3), gt_label=torch.eye(3)[0]) for _ in range(4)],
+            r"gt_label \(4 for pred_score of shape \(4, 3\).*gt_label of shape \(4, 3\)",
+        ),
+        (
+            dict(pred_score=torch.rand(4, 3), gt_label=torch.tensor([0, 1])),
+            r"gt_label \(4 for pred_score of shape \(4, 3\).*gt_label of shape \(2,\)",
+        ),
+        (
+            dict(pred_label=torch.tensor([1]), gt_label=torch.eye(3)[:1]),
+            r"gt_label \(1 for a batch of size 1.*gt_label of shape \(1, 3\)",
+        ),
+        (
+            [dict(pred_label=torch.eye(3)[1], gt_label=1)],
+            r"pred_label \(1 for a batch of size 1.*pred_label of shape \(1, 3\)",
+        ),
+    ],
+    ids=["one-hot-of-one", "one-hot-per-sample", "other-batch-size", "label-one-hot", "pred-label"],
+)
+def test_accuracy_wants_one_label_per_sample_and_says_what_it_got(batch, message):
+    metric = Accuracy()
+    with pytest.raises(ValueError, match=message):
+        metric.process(None, batch)
+    assert metric.results == []
+
+
 def test_accuracy_missing_field_names_it():
     with pytest.raises(KeyError, match="Accuracy needs 'gt_label'.*pred_score"):
         Accuracy().process(None, [dict(pred_score=torch.rand(3))])

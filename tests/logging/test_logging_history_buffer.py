@@ -3,6 +3,7 @@
 import math
 import tracemalloc
 
+import numpy as np
 import pytest
 import torch
 
@@ -223,8 +224,6 @@ def test_load_state_dict_in_place_keeps_the_appenders_recording_into_it():
 
 def test_mmengines_constructor_data_and_registered_statistics():
     # MMEngine's logging design page: HistoryBuffer(log_history, count_history, max_length)
-    import numpy as np
-
     mm_logging = pytest.importorskip("mmengine.logging")
     ours = HistoryBuffer([1, 2, 3, 4], [1, 1, 2, 1], max_length=10)
     theirs = mm_logging.HistoryBuffer([1, 2, 3, 4], [1, 1, 2, 1], max_length=10)
@@ -244,8 +243,6 @@ def test_mmengines_constructor_data_and_registered_statistics():
 
 
 def test_float_counts_are_mmengines_and_survive_a_weights_only_checkpoint(tmp_path):
-    import numpy as np
-
     mm_logging = pytest.importorskip("mmengine.logging")
     ours, theirs = HistoryBuffer(), mm_logging.HistoryBuffer()
     for value, count in ((3.0, 1.5), (4.0, 2.0), (1.0, 0.5)):  # counts as floats: MMEngine's
@@ -261,3 +258,41 @@ def test_float_counts_are_mmengines_and_survive_a_weights_only_checkpoint(tmp_pa
     assert loaded.mean() == ours.mean()
     with pytest.raises(TypeError, match="count must be a number"):
         ours.update(1.0, count="2")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (7, 7),
+        (True, True),
+        (np.int64(2), 2),
+        (np.bool_(False), False),
+        (torch.tensor(5), 5),
+        (torch.tensor(True), True),
+        (2.5, 2.5),
+        (torch.tensor(2.5), 2.5),
+    ],
+    ids=["int", "bool", "np-int", "np-bool", "int-tensor", "bool-tensor", "float", "tensor"],
+)
+def test_current_as_recorded_keeps_ints_and_bools(value, shown):
+    buffer = HistoryBuffer()
+    buffer.update(1.5)
+    buffer.update(value)
+    got = buffer.current_as_recorded()
+    assert got == shown and type(got) is type(shown)
+    assert type(buffer.current()) is float  # every other read stays a float
+
+
+def test_current_as_recorded_is_a_float_once_a_newer_value_is():
+    buffer = HistoryBuffer()
+    buffer.update(7)
+    assert type(buffer.current_as_recorded()) is int
+    buffer.appender()(8.0)  # appended after the int, read later
+    assert type(buffer.current_as_recorded()) is float
+    buffer.update(9)
+    buffer.appender()(10.0)  # appended before anything was read
+    assert buffer.current_as_recorded() == 10.0
+    assert type(buffer.current_as_recorded()) is float
+    buffer.update(11)
+    buffer.load_state_dict(buffer.state_dict())  # the state holds floats only
+    assert type(buffer.current_as_recorded()) is float

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -140,6 +141,31 @@ def test_val_epoch_line_with_metrics_and_epoch_mean_times():
     )
     assert tag == pytest.approx({"accuracy/top1": 96.2, "data_time": 0.001, "time": 0.01})
     assert list(tag) == ["accuracy/top1", "data_time", "time"]
+
+
+@pytest.mark.parametrize("mode", ["val", "test"])
+def test_a_result_line_shows_int_and_bool_metrics_as_mmengine(mode):
+    runner = make_runner(f"lp_val_ints_{mode}", epoch=1)
+    hub = runner.message_hub
+    fill_val(hub, 16, mode)
+    for name, value in (("n", 10), ("npi", np.int64(2)), ("best", True), ("top1", 96.0)):
+        hub.update_scalar(f"{mode}/mx/{name}", value)
+    tag, line = LogProcessor().get_log_after_epoch(runner, 16, mode)
+    assert "    mx/n: 10  mx/npi: 2  mx/best: True  mx/top1: 96.0000  data_time: " in line
+    assert [type(tag[f"mx/{name}"]) for name in ("n", "npi", "best", "top1")] == [
+        int,
+        int,
+        bool,
+        float,
+    ]
+
+
+def test_a_training_line_still_shows_every_value_as_a_float():
+    runner = make_runner("lp_train_ints")
+    fill_train(runner.message_hub)
+    runner.message_hub.update_scalar("train/skipped", 3)
+    tag, line = LogProcessor().get_log_after_iter(runner, 9, "train")
+    assert line.endswith("  skipped: 3.0000") and type(tag["skipped"]) is float
 
 
 @pytest.mark.parametrize("mode", ["val", "test"])
@@ -375,3 +401,35 @@ def test_a_vector_metric_of_a_real_validation_stays_on_its_log_line(tmp_path):
     assert "mean: 1.5000  per_class: tensor([1., 2.])  data_time: " in line
     scalars = json.loads(Path(runner.log_dir, "vis_data/scalars.json").read_text())
     assert scalars["mean"] == 1.5 and "per_class" not in scalars  # scalars only, as MMEngine
+
+
+@METRICS.register_module()
+class CountingMetric(BaseMetric):
+    """Integer and bool values, as a metric may return them (counts, a flag)."""
+
+    default_prefix = "mx"
+
+    def process(self, data_batch, data_samples):
+        self.results.extend(range(len(data_samples["gt_label"])))
+
+    def compute_metrics(self, results):
+        return dict(n=len(results), npi=np.int64(2), ok=True, half=0.5)
+
+
+def test_int_and_bool_metrics_reach_the_log_and_json_files_as_mmengine(tmp_path):
+    cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
+    cfg.work_dir = str(tmp_path)
+    cfg.val_evaluator = cfg.test_evaluator = dict(type="CountingMetric")
+    cfg.val_cfg = cfg.test_cfg = dict(limit_batches=1)
+    cfg.val_dataloader.batch_size = cfg.test_dataloader.batch_size = 8
+    runner = Runner.from_cfg(cfg)
+    runner.val()
+    runner.test()
+    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    lines = [line for line in log.splitlines() if "Epoch(val)" in line or "Epoch(test)" in line]
+    assert len(lines) == 2
+    assert all("mx/n: 8  mx/npi: 2  mx/ok: True  mx/half: 0.5000  " in line for line in lines)
+    scalars = Path(runner.log_dir, "vis_data/scalars.json").read_text()
+    assert '"mx/n": 8, "mx/npi": 2, "mx/ok": true, "mx/half": 0.5' in scalars
+    test_json = Path(runner.log_dir, f"{runner.timestamp}.json").read_text()
+    assert '"mx/n": 8, "mx/npi": 2, "mx/ok": true, "mx/half": 0.5' in test_json
