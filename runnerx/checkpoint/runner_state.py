@@ -88,7 +88,8 @@ def runner_checkpoint(
     if with_model and save_optimizer and _saves_state(optim_wrapper):
         checkpoint["optimizer"] = optimizer_state_dict(runner.model, optim_wrapper)
     loop = runner.train_loop
-    checkpoint["dataloader"] = loop.data_position(full_meta["iter"])
+    if hasattr(loop, "data_position"):  # a loop of runnerx's; one of the user's has none
+        checkpoint["dataloader"] = loop.data_position(full_meta["iter"])
     checkpoint["rng_states"] = all_gather_object(capture_rng_state())
     if save_param_scheduler and runner.param_schedulers:
         checkpoint["param_schedulers"] = map_schedulers(
@@ -168,7 +169,7 @@ def resume_runner(
     loop._epoch = int(meta.get("epoch", 0))
     loop._iter = int(meta.get("iter", 0))
     warn_if_nothing_left(runner, path)
-    if "dataloader" in checkpoint:
+    if "dataloader" in checkpoint and hasattr(loop, "resume_data_position"):
         position = dict(checkpoint["dataloader"])
         if checkpoint.get("rng_states"):  # an older runnerx's lacks the world size: one per rank
             position.setdefault("world_size", len(checkpoint["rng_states"]))

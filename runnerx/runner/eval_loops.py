@@ -20,7 +20,7 @@ from runnerx.logging import ProgressBar
 from runnerx.registry import LOOPS
 
 from .arguments import stage_off_hint
-from .base_loop import BaseLoop, refuse_uneven_batches
+from .base_loop import BaseLoop, accepted_keywords, refuse_uneven_batches
 from .batch_limits import FirstBatches, evaluated_samples, limited
 
 
@@ -58,7 +58,8 @@ class _EvalLoop(BaseLoop):
                 f"{stage_off_hint(self.mode)}"
             )
         super().__init__(runner, dataloader)
-        self.evaluator = runner.build_evaluator(evaluator, key=f"{self.mode}_evaluator")
+        build = runner.build_evaluator
+        self.evaluator = build(evaluator, **accepted_keywords(build, key=f"{self.mode}_evaluator"))
         if self.dataset_meta is not None:
             self.evaluator.dataset_meta = self.dataset_meta
         self.fp16 = fp16
@@ -113,7 +114,7 @@ class _EvalLoop(BaseLoop):
         each batch does. Called on its own (a hook that evaluates again, as mmpretrain's
         EMAHook does after validation) it runs under ``torch.no_grad()`` and the loop's
         autocast with the runner's iteration hooks, as MMEngine's does."""
-        runner = self.runner
+        runner = self._runner
         if self._batch_calls is None:  # called on its own, outside a pass
             hooks = [
                 runner.hook_methods(f"{when}_{self.mode}_iter") for when in ("before", "after")

@@ -131,7 +131,7 @@ class _TrainLoop(ValidationSchedule, BaseLoop):
 
     def run_iter(self, idx: int, data_batch: Any) -> None:
         """One training iteration: hooks before, ``train_step``, hooks after."""
-        runner = self.runner
+        runner = self._runner  # not the property: a frame less per iteration
         # keywords, as MMEngine passes them: a hook may take (runner, **kwargs)
         for hook in self._before_iter:
             hook(runner, batch_idx=idx, data_batch=data_batch)
@@ -301,7 +301,12 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
         self._catch_up_validation(self._epoch, self._max_epochs)
         while self._epoch < self._max_epochs and not self.stop_training:
             self._settle_val_interval(self._epoch + 1)  # what hooks see during the epoch
+            # what run_epoch sets, set here too for a subclass's own run_epoch: else the data
+            # position its checkpoints save counts the batches of every epoch so far
+            self._pass_start_iter = self._iter - self._resume_batches
             self.run_epoch()
+            if not self.stop_now:  # the epoch ended: the next one starts here
+                self._pass_start_iter, self._resume_batches = self._iter, 0
             if self._validated_mid_epoch_at != self._iter:  # else stopped right after one
                 self._validate_if_due(self._epoch, self._max_epochs)
         runner.call_hook("after_train")

@@ -16,7 +16,6 @@ import copy
 import difflib
 import inspect
 import os
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,7 +24,6 @@ from torch import nn
 from runnerx.config import Config
 from runnerx.registry import RUNNERS
 
-from .environment import set_random_seed, setup_env
 from .loops import TestLoop, ValLoop, build_eval_loop, build_train_loop
 
 #: top-level keys of MMCV 1.x configs, which MMEngine ignores as silently as any unknown key
@@ -59,8 +57,57 @@ _OTHER_RUNNER_KEYS = (
 )
 
 
+class LeftOut:
+    """A member of MMEngine's Runner that runnerx's Runner leaves out: reading it raises the
+    AttributeError a missing member raises (``hasattr`` is False), saying what runnerx does
+    ``instead``. A subclass may still define it, as a method of its own."""
+
+    def __init__(self, instead: str) -> None:
+        self.instead = instead
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, runner: Any, owner: type | None = None) -> Any:
+        cls = owner or type(runner)
+        raise AttributeError(
+            f"'{cls.__name__}' object has no attribute '{self.name}' (MMEngine's Runner "
+            f"method; runnerx leaves it out): {self.instead}",
+            name=self.name,
+            obj=runner,
+        )
+
+
+_BUILT_WITH_RUNNER = (
+    "the Runner does this when it is built (from default_hooks and custom_hooks); add hooks "
+    "with runner.register_hook(hook, priority) or runner.register_custom_hooks([...])"
+)
+
+
 class MMEngineRunnerAPI:
     """Mixed into :class:`~runnerx.runner.Runner` (see the module docstring)."""
+
+    register_hooks = LeftOut(_BUILT_WITH_RUNNER)
+    register_default_hooks = LeftOut(_BUILT_WITH_RUNNER)
+    build_message_hub = LeftOut(
+        "the Runner builds its MessageHub (runner.message_hub) when it is built"
+    )
+    scale_lr = LeftOut(
+        "train() (and resume()) scales the lr when it builds the optim wrapper, as "
+        "runner.auto_scale_lr says (dict(enable=True, base_batch_size=...)); a train() "
+        "override calls super().train()"
+    )
+
+    def _warn_of_left_out_overrides(self) -> None:
+        """Say which members of MMEngine's Runner that runnerx never calls a subclass
+        defines: what they do is not done."""
+        for name, value in vars(MMEngineRunnerAPI).items():
+            if isinstance(value, LeftOut) and getattr(type(self), name, None) is not None:
+                self.logger.warning(
+                    f"{type(self).__name__}.{name} has no effect: runnerx's Runner never "
+                    f"calls {name} ({value.instead})"
+                )
 
     @property
     def model_name(self) -> str:
@@ -91,13 +138,6 @@ class MMEngineRunnerAPI:
     def val_begin(self) -> int:
         """The epoch (or iteration) from which training validates."""
         return self.train_loop.val_begin
-
-    def build_model(self, model: nn.Module | dict) -> nn.Module:
-        """A module from a config dict (``MODELS``), or the module itself; its weights are not
-        initialised here (the Runner does that when it builds its own model)."""
-        from runnerx.model import build_model
-
-        return build_model(model, init_weights=False)
 
     def build_optim_wrapper(self, optim_wrapper: Any) -> Any:
         """An optim wrapper for ``self.model`` from an ``optim_wrapper`` config (one built is
@@ -145,7 +185,7 @@ class MMEngineRunnerAPI:
         if isinstance(optim_cfg, dict):  # the first build
             batch_size = batch_size_of(loop.dataloader)
             self._log_batch_per_process(batch_size)
-            if (self._auto_scale_lr or {}).get("enable", False):
+            if (self.auto_scale_lr or {}).get("enable", False):
                 if batch_size is None:
                     raise ValueError(
                         "auto_scale_lr.enable=True scales the lr by the batch size, but "
@@ -153,7 +193,7 @@ class MMEngineRunnerAPI:
                         "with one): give train_dataloader.batch_size"
                     )
                 real_batch = self.world_size * batch_size
-                optim_cfg = scale_lr(optim_cfg, self._auto_scale_lr, real_batch, self.logger)
+                optim_cfg = scale_lr(optim_cfg, self.auto_scale_lr, real_batch, self.logger)
         self.optim_wrapper = self.build_optim_wrapper(optim_cfg)
         if self.param_schedulers is not None:
             self.param_schedulers = self.build_param_scheduler(self.param_schedulers)
@@ -163,7 +203,7 @@ class MMEngineRunnerAPI:
         (as in MMEngine), and how many samples an iteration trains on."""
         if self.world_size == 1 or not isinstance(batch_size, int):
             return
-        scale = self._auto_scale_lr
+        scale = self.auto_scale_lr
         hint = ""
         if isinstance(scale, dict) and scale.get("base_batch_size") and not scale.get("enable"):
             hint = (
@@ -208,23 +248,6 @@ class MMEngineRunnerAPI:
         """Add hooks (objects or config dicts), each at its priority."""
         for hook in hooks:
             self.register_hook(hook)
-
-    def setup_env(self, env_cfg: dict) -> None:
-        """Apply ``env_cfg`` (start method, cuDNN, thread limits) and start torch.distributed
-        for the launcher: MMEngine's step, which a Runner subclass may override. Its warnings
-        (an ignored ``env_cfg.backend``) go to the run's log once that is open."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            setup_env(env_cfg)
-        self._env_warnings = [str(warning.message) for warning in caught]
-        self._init_distributed(self._launcher, env_cfg.get("dist_cfg") or {})
-
-    def set_randomness(
-        self, seed: int | None = None, diff_rank_seed: bool = False, deterministic: bool = False
-    ) -> None:
-        """Seed Python, numpy and torch and set ``self.seed`` (see ``set_random_seed``):
-        MMEngine's step, which a Runner subclass may override."""
-        self.seed = set_random_seed(seed, deterministic, diff_rank_seed)
 
     def _record_config(self) -> None:
         """Log the config and hand it to the visualizer, as MMEngine does when its Runner is

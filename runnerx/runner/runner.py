@@ -33,7 +33,6 @@ from .batch_limits import unlimited
 from .environment import (
     RANDOMNESS_KEYS,
     check_keys,
-    environment_summary,
     make_run_dir,
     restore_signal_handlers,
     signal_handlers,
@@ -49,11 +48,12 @@ from .loops import EpochBasedTrainLoop
 from .mmengine_api import MMEngineRunnerAPI
 from .runner_checkpoints import RunnerCheckpoints
 from .sanity_check import run_sanity_check, sanity_val_batches
+from .setup_steps import RunnerSetupSteps
 from .work_dir_lock import work_dir_lock
 
 
 @RUNNERS.register_module()
-class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
+class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
     """Runs training, validation and test from MMEngine's arguments.
 
     Build it from a whole config with ``Runner.from_cfg(cfg)`` (each argument is read from
@@ -114,7 +114,7 @@ class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
         self.num_sanity_val_steps = sanity_val_batches(num_sanity_val_steps)  # sanity_check.py
         self.cfg = cfg if isinstance(cfg, Config) else Config(copy.deepcopy(dict(cfg or {})))
         self._launcher = launcher
-        env_cfg = dict(env_cfg or {})
+        self._env_cfg = env_cfg = dict(env_cfg or {})  # wrap_model reads it too
         self.setup_env(env_cfg)
         randomness = dict(randomness or {})
         check_keys(randomness, RANDOMNESS_KEYS, "randomness")
@@ -134,15 +134,16 @@ class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
             self.default_scope = DefaultScope.get_instance(
                 self._experiment_name, scope_name=default_scope
             )
-        self._init_logging(log_level, log_processor, visualizer)
+        self._init_logging(log_level, log_processor, visualizer)  # setup_steps.py
+        self._warn_of_left_out_overrides()  # mmengine_api.py
         if default_scope is not None and (warning := unknown_scope_warning(default_scope)):
             self.logger.warning(warning)
 
         self._load_from = load_from
         self._resume = resume
-        self._loaded = False
+        self._has_loaded = False
         self.unsafe_load = unsafe_load  # trusted checkpoints only: they may run pickled code
-        self.model = self._build_model(model, data_preprocessor, env_cfg)
+        self.model = self._build_model(model, data_preprocessor)
         self._hook_cache: dict[str, list] = {}
         self._register_hooks(default_hooks, custom_hooks)
 
@@ -166,7 +167,7 @@ class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
         self._val_loop: Any = None
         self._test_loop: Any = None
         self.optim_wrapper = optim_wrapper
-        self._auto_scale_lr = auto_scale_lr
+        self.auto_scale_lr = auto_scale_lr
         self.param_schedulers = param_scheduler
         self.dump_config()
 
@@ -205,49 +206,6 @@ class Runner(RunnerCheckpoints, MMEngineRunnerAPI):
             stem = os.path.splitext(os.path.basename(self.cfg.filename))[0]
             return f"{stem}_{self.timestamp}"
         return self.timestamp
-
-    def _init_logging(self, log_level: str | int, log_processor: Any, visualizer: Any) -> None:
-        from runnerx.logging.run_logging import build_run_logging
-
-        parts = build_run_logging(
-            self._experiment_name,
-            self.log_dir,
-            self.timestamp,
-            log_level,
-            log_processor,
-            visualizer,
-        )
-        self.logger, self.message_hub = parts.logger, parts.message_hub
-        self.log_processor, self.visualizer = parts.log_processor, parts.visualizer
-        summary = "\n".join(f"    {key}: {value}" for key, value in environment_summary().items())
-        self.logger.info(
-            f"Environment:\n{summary}\n    seed: {self.seed}\n    world size: {self.world_size}\n"
-        )
-        self._record_config()
-
-    def _build_model(self, model: nn.Module | dict, data_preprocessor: Any, env_cfg: dict) -> Any:
-        """Build the model, initialise its weights (unless they will be loaded), fold frozen
-        BNs into convolutions (``efficient_conv_bn_eval``), then prepare it for this process:
-        device, sync-BN, activation checkpointing, compile, DDP/FSDP."""
-        from runnerx.model import build_model
-        from runnerx.parallel import PREPARE_CFG_KEYS, prepare_model, unwrap
-
-        # weights are initialised before wrapping: DDP broadcasts them, FSDP shards them
-        loaded = self._load_from is not None or bool(self._resume)
-        model = build_model(model, data_preprocessor, init_weights=not loaded)
-        conv_bn_modules = self.cfg.get("efficient_conv_bn_eval")
-        if conv_bn_modules is not None:  # before compile and wrapping, which keep its forwards
-            from runnerx.model.efficient_conv_bn_eval import turn_on_efficient_conv_bn_eval
-
-            turn_on_efficient_conv_bn_eval(model, conv_bn_modules)
-        options = {
-            key: self.cfg[key]
-            for key in PREPARE_CFG_KEYS
-            if key != "env_cfg" and self.cfg.get(key) is not None
-        }
-        prepared = prepare_model(model, env_cfg=env_cfg, **options)
-        self.unwrapped_model = unwrap(prepared)
-        return prepared
 
     def _register_hooks(self, default_hooks: dict | None, custom_hooks: list | None) -> None:
         from runnerx.hooks import build_hooks, format_hook_table, misnamed_points

@@ -62,8 +62,8 @@ class RunnerCheckpoints:
 
     def load_or_resume(self) -> None:
         """Act on ``resume`` / ``load_from`` once per Runner (see docs/checkpoint.md)."""
-        if not self._loaded:
-            self._loaded = True
+        if not self._has_loaded:
+            self._has_loaded = True
             from runnerx.checkpoint.runner_state import load_or_resume
 
             load_or_resume(

@@ -18,21 +18,26 @@ from typing import Any
 
 class ValidationSchedule:
     """The validation schedule of a training loop, which has ``runner``, ``unit`` ('epoch' or
-    'iteration': what ``val_interval`` counts) and ``stop_now``."""
+    'iteration': what ``val_interval`` counts), ``stop_now`` and the counts ``_epoch`` and
+    ``_iter``. MMEngine's attributes are here for loops written for it: ``dynamic_milestones``
+    and ``dynamic_intervals`` (the interval from each milestone on, as two lists) and
+    :meth:`_decide_current_val_interval`."""
 
     runner: Any
     unit: str
     stop_now: bool
+    _epoch: int
+    _iter: int
 
     def _init_val_schedule(
         self, val_begin: int, val_interval: int, dynamic_intervals: list[tuple[int, int]] | None
     ) -> None:
         self.val_begin = val_begin
         self.val_interval = val_interval
-        # val_interval from each milestone on: [(0, val_interval), (m1, i1), ...]
-        self._interval_steps = interval_steps(val_interval, dynamic_intervals)
-        self._milestones = [milestone for milestone, _ in self._interval_steps]
-        self._dynamic_intervals = len(self._milestones) > 1
+        # val_interval from each milestone on: [0, m1, ...] and [val_interval, i1, ...]
+        milestones, intervals = zip(*interval_steps(val_interval, dynamic_intervals))
+        self.dynamic_milestones, self.dynamic_intervals = list(milestones), list(intervals)
+        self._interval_changes = len(milestones) > 1
         # the epoch or iteration count at which a validation last began (0: none yet), saved
         # in checkpoints; after a resume, whether a validation the checkpoint missed is due
         self.validated_at = 0
@@ -59,8 +64,15 @@ class ValidationSchedule:
     def _settle_val_interval(self, upcoming: int) -> None:
         """Set ``val_interval`` for the epoch/iteration numbered ``upcoming`` (counted from
         1): the interval of the last ``dynamic_intervals`` milestone at or before it."""
-        step = bisect_right(self._milestones, upcoming) - 1
-        self.val_interval = self._interval_steps[step][1]
+        step = bisect_right(self.dynamic_milestones, upcoming) - 1
+        self.val_interval = self.dynamic_intervals[step]
+
+    def _decide_current_val_interval(self) -> None:
+        """Set ``val_interval`` for the epoch (iteration) just counted: MMEngine's method, which
+        a ``run()`` copied from its loops calls after ``run_epoch()`` / ``run_iter()``. It
+        follows runnerx's rule (the interval of the last milestone at or before that count),
+        not MMEngine's one-ahead look (see :class:`~runnerx.runner.loops.EpochBasedTrainLoop`)."""
+        self._settle_val_interval(self._epoch if self.unit == "epoch" else self._iter)
 
     def _is_due(self, done: int, total: int) -> bool:
         """Whether validation is due after epoch (iteration) ``done``: every
@@ -90,7 +102,7 @@ class ValidationSchedule:
     def _validates_after(self, done: int, total: int) -> bool:
         """Whether the loop validates after epoch (iteration) ``done`` (settling
         ``val_interval`` for it): the run validates, nothing stopped it, and it is due."""
-        if self._dynamic_intervals:
+        if self._interval_changes:
             self._settle_val_interval(done)
         # _validates first: without validation, val_interval may be 0 (MMEngine runs that)
         due = self._validates and not self.stop_now and self._is_due(done, total)
@@ -100,7 +112,7 @@ class ValidationSchedule:
         if self._validates_after(done, total):
             self.validated_at = done  # before: checkpoints saved while validating have it
             self._validate(note)
-        if self._dynamic_intervals:  # what hooks see in the next epoch / iteration
+        if self._interval_changes:  # what hooks see in the next epoch / iteration
             self._settle_val_interval(done + 1)
 
     def _validate(self, note: str | None = None) -> None:
