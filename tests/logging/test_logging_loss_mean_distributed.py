@@ -32,6 +32,18 @@ class LossIsTheDataNet(BaseModel):
         return value
 
 
+def squares_dataloader() -> dict:
+    """48 samples whose input is i * i, in order, batches of 2: rank r reads the samples
+    r, r + 2, r + 4, ..., so rank 1's losses are larger than rank 0's."""
+    dataset = [dict(inputs=torch.tensor([float(i * i)]), data_samples=0) for i in range(48)]
+    return dict(
+        dataset=dataset,
+        batch_size=2,
+        sampler=dict(type="DefaultSampler", shuffle=False),
+        collate_fn=dict(type="default_collate"),
+    )
+
+
 class RecordOutputs(Hook):
     """Keeps this rank's own (not averaged) outputs of every iteration."""
 
@@ -48,18 +60,11 @@ def train(rank, out_dir):
     torch.set_num_threads(1)
     from runnerx.runner import Runner
 
-    # rank r reads the samples r, r + 2, r + 4, ... : rank 1's values are larger
-    dataset = [dict(inputs=torch.tensor([float(i * i)]), data_samples=0) for i in range(48)]
     recorder = RecordOutputs()
     runner = Runner(
         model=dict(type="LossIsTheDataNet"),
         work_dir=os.path.join(out_dir, "work"),
-        train_dataloader=dict(
-            dataset=dataset,
-            batch_size=2,
-            sampler=dict(type="DefaultSampler", shuffle=False),
-            collate_fn=dict(type="default_collate"),
-        ),
+        train_dataloader=squares_dataloader(),
         train_cfg=dict(by_epoch=False, max_iters=ITERS, val_interval=ITERS + 1),
         optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.0)),
         default_hooks=dict(logger=dict(type="LoggerHook", interval=INTERVAL), checkpoint=None),

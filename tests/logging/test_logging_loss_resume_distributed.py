@@ -9,7 +9,10 @@ import pytest
 import torch
 
 from runnerx.hooks import Hook
-from tests.logging.test_logging_loss_mean_distributed import LossIsTheDataNet  # noqa: F401
+from tests.logging.test_logging_loss_mean_distributed import (  # noqa: F401 (registers the model)
+    LossIsTheDataNet,
+    squares_dataloader,
+)
 
 WORLD_SIZE = 2
 ITERS, SAVED_AT, INTERVAL, WINDOW = 12, 6, 4, 3
@@ -31,18 +34,11 @@ def train(rank, out_dir, name, resume=None):
     the work dir's scalars.json rows by step, and the loss history it resumed with."""
     from runnerx.runner import Runner
 
-    # rank r reads the samples r, r + 2, r + 4, ...: the ranks' losses differ
-    dataset = [dict(inputs=torch.tensor([float(i * i)]), data_samples=0) for i in range(48)]
     keep = KeepLoadedLoss()
     runner = Runner(
         model=dict(type="LossIsTheDataNet"),
         work_dir=os.path.join(out_dir, name),
-        train_dataloader=dict(
-            dataset=dataset,
-            batch_size=2,
-            sampler=dict(type="DefaultSampler", shuffle=False),
-            collate_fn=dict(type="default_collate"),
-        ),
+        train_dataloader=squares_dataloader(),  # the ranks' losses differ
         train_cfg=dict(by_epoch=False, max_iters=ITERS, val_interval=ITERS + 1),
         optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.0)),
         default_hooks=dict(
