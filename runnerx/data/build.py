@@ -15,6 +15,7 @@ from torch.utils.data import DataLoader, Subset
 from runnerx.config.config_dict import config_key_path, keyed_copy
 from runnerx.config.errors import ConfigKeyError
 from runnerx.data.collate import pseudo_collate
+from runnerx.data.samplers import InfiniteSampler
 from runnerx.data.worker_init import SamplerValue, WorkerSeededLoader
 from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
 from runnerx.dist import get_rank, get_world_size
@@ -136,22 +137,37 @@ def build_dataloader(
 
 
 def _refuse_empty(loader: DataLoader, cfg_key: str) -> None:
-    """A dataloader that yields no batch at all is a mistake (an epoch of nothing, metrics of
-    nothing): say why it is empty."""
+    """A dataloader that yields no batch on any rank is a mistake (an epoch of nothing,
+    metrics of nothing): say why it is empty. Decided from the whole dataset, so that every
+    rank of a distributed run decides alike: a rank whose share is empty while another's is
+    not (``round_up=False`` with fewer samples than ranks) evaluates nothing, as in MMEngine,
+    and a training loop refuses epochs of different lengths on every rank."""
     try:
         if len(loader):
             return
     except TypeError:  # an iterable dataset: its length is unknown until read
         return
-    dataset = loader.dataset
+    dataset, world = loader.dataset, get_world_size()
     if len(dataset) == 0:
         why = f"its dataset ({type(dataset).__name__}) is empty"
-    else:
-        samples = len(loader.sampler) if hasattr(loader.sampler, "__len__") else len(dataset)
+    elif isinstance(loader.sampler, InfiniteSampler):
+        return  # an endless stream fills every batch, however few the samples
+    elif loader.drop_last:
+        most = -(-len(dataset) // world)  # the largest share a rank-splitting sampler gives
+        if most >= loader.batch_size:
+            return  # this rank's share is empty (round_up=False, say), not every rank's
+        on_each = f"at most {most} on each of {world} ranks" if world > 1 else "in one process"
         why = (
-            f"its dataset has {len(dataset)} samples ({samples} on this rank), and "
+            f"its dataset has {len(dataset)} samples ({on_each}), and "
             f"batch_size={loader.batch_size} with drop_last=True leaves no full batch; lower "
             f"{cfg_key}.batch_size or set drop_last=False"
+        )
+    elif world > 1:
+        return  # another rank has samples (see above)
+    else:
+        why = (
+            f"its sampler ({type(loader.sampler).__name__}) yields none of the dataset's "
+            f"{len(dataset)} samples"
         )
     raise mark_wrapped(ValueError(f"{cfg_key} yields no batches: {why}"))
 

@@ -271,6 +271,17 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
             return False
         return self._validates_after(self._epoch + 1, self._max_epochs)
 
+    @property
+    def resume_batches(self) -> int:
+        """As the base class, but none for a subclass whose own ``run_epoch`` reads the data
+        itself (MMEngine's body, ``enumerate(self.dataloader)``): it starts the epoch over."""
+        run_epoch = type(self).run_epoch
+        names = getattr(getattr(run_epoch, "__code__", None), "co_names", ())
+        own_reading = run_epoch is not EpochBasedTrainLoop.run_epoch and not (
+            {"run_epoch", "_batches"} & set(names)  # one calling super().run_epoch() skips
+        )
+        return 0 if own_reading else self._resume_batches
+
     def resume_data_position(self, position: dict) -> None:
         """As the base class; a position outside this epoch (and not the end of the one
         before), as an iteration-based loop saves after its first pass, is dropped with a

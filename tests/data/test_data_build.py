@@ -192,7 +192,7 @@ def test_a_dataloader_of_no_batches_is_refused_saying_why():
     with pytest.raises(
         ValueError,
         match=r"^val_dataloader yields no batches: its dataset has 1438 "
-        r"samples \(1438 on this rank\), and batch_size=5000 with drop_last=True "
+        r"samples \(in one process\), and batch_size=5000 with drop_last=True "
         r"leaves no full batch; lower val_dataloader\.batch_size",
     ):
         build_dataloader(digits_cfg(batch_size=5000, drop_last=True), cfg_key="val_dataloader")
@@ -200,6 +200,22 @@ def test_a_dataloader_of_no_batches_is_refused_saying_why():
     with pytest.raises(ValueError, match=r"its dataset \(TensorDataset\) is empty"):
         build_dataloader(digits_cfg(dataset=empty))
     assert len(build_dataloader(digits_cfg(batch_size=5000))) == 1  # a partial batch is fine
+
+
+def test_an_endless_sampler_fills_its_batches_however_few_the_samples():
+    cfg = digits_cfg(batch_size=5000, drop_last=True, sampler=dict(type="InfiniteSampler"))
+    batches = iter(build_dataloader(cfg, cfg_key="train_dataloader"))
+    assert next(batches)["inputs"].shape[0] == 5000  # 1438 samples, cycled
+
+
+def test_a_sampler_that_yields_nothing_is_refused_naming_it():
+    cfg = digits_cfg(sampler=torch.utils.data.SubsetRandomSampler([]))
+    with pytest.raises(
+        ValueError,
+        match=r"^train_dataloader yields no batches: its sampler \(SubsetRandomSampler\) "
+        r"yields none of the dataset's 1438 samples$",
+    ):
+        build_dataloader(cfg, cfg_key="train_dataloader")
 
 
 def _unknown(where):

@@ -262,9 +262,37 @@ def test_a_run_epoch_of_its_own_saves_the_batches_of_the_epoch_it_is_in(tmp_path
     )
     resumed.train()
     assert resumed.iter == 6 + 4 + 4  # the loop starts epoch 2 over, as in MMEngine
-    assert "is not in epoch" not in log_of(resumed)
+    log = log_of(resumed)
+    assert "is not in epoch" not in log
+    assert "6 iterations done, epoch 2 starts over" in log  # not "continues at batch 3"
     position = torch.load(tmp_path / "iter_12.pth", weights_only=True)["dataloader"]
     assert (position["epoch"], position["batches"]) == (2, 2)
+
+
+class WrappedRunEpoch(EpochBasedTrainLoop):
+    """A ``run_epoch`` of its own around the base class's, which skips what a resume did."""
+
+    def run_epoch(self):
+        self.runner.logger.info("an epoch of WrappedRunEpoch")
+        super().run_epoch()
+
+
+def test_a_run_epoch_around_the_base_classs_continues_the_epoch_it_resumes(tmp_path):
+    hooks = {"checkpoint": {"type": "CheckpointHook", "interval": 3, "by_epoch": False}}
+    train_cfg = {"type": WrappedRunEpoch, "max_epochs": 2}
+    Runner(**settings(tmp_path, train_cfg=train_cfg, default_hooks=hooks)).train()
+    resumed = Runner(
+        **settings(
+            tmp_path,
+            default_hooks=hooks,
+            train_cfg={**train_cfg, "max_epochs": 3},
+            resume=True,
+            load_from=str(tmp_path / "iter_6.pth"),
+        )
+    )
+    resumed.train()
+    assert resumed.iter == 6 + 2 + 4  # the rest of epoch 2, then epoch 3
+    assert "6 iterations done, epoch 2 continues at batch 3 of 4" in log_of(resumed)
 
 
 # ----------------------------------------------------------------- Runner subclasses
