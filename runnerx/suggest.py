@@ -1,5 +1,6 @@
 """Wording that error messages share: close matches for a misspelt name (the "did you mean
-...?" part), counts of things, and how many a shortened list leaves out."""
+...?" part), counts of things, how many a shortened list leaves out, and what was given
+where an instance belongs."""
 
 from __future__ import annotations
 
@@ -26,3 +27,12 @@ def more_than(shown: int, total: int) -> str:
     """What a list cut to its first ``shown`` of ``total`` items leaves out: ``' (and 3
     more)'``, or nothing."""
     return f" (and {total - shown} more)" if total > shown else ""
+
+
+def given(value: object, args: str = "...") -> str:
+    """What an error says was given where an object belongs: for a class, ``'the class
+    ToyModel; pass an instance (ToyModel(...))'`` (``args`` fills the parentheses), and
+    otherwise the type's name."""
+    if isinstance(value, type):
+        return f"the class {value.__name__}; pass an instance ({value.__name__}({args}))"
+    return type(value).__name__

@@ -6,6 +6,7 @@ from torch import nn
 
 from runnerx.config import ConfigDict
 from runnerx.registry import MODELS
+from runnerx.suggest import given
 
 from .base_model.base_model import check_forward_takes_mode
 
@@ -16,7 +17,8 @@ def build_model(
     """The module a Runner trains: a config dict built from MODELS (given the Runner's
     ``data_preprocessor`` when the dict names none), or a module as it is; then, with
     ``init_weights``, its ``init_weights()`` (a Runner skips that when weights are loaded).
-    A BaseModel whose ``forward`` takes no ``mode`` is refused here, before training.
+    A BaseModel whose ``forward`` takes no ``mode`` is refused here, before training, and so
+    is a model already wrapped (DDP, DataParallel, FSDP): the Runner wraps it itself.
 
     .. code-block:: python
 
@@ -28,8 +30,35 @@ def build_model(
             model.setdefault("data_preprocessor", data_preprocessor)
         model = MODELS.build(model)
     elif not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module or a config dict, got {type(model)}")
+        got = given(model) if isinstance(model, type) else type(model)
+        raise TypeError(f"model must be an nn.Module or a config dict, got {got}")
+    else:
+        _refuse_wrapped(model)
     check_forward_takes_mode(model)
     if init_weights and callable(getattr(model, "init_weights", None)):
         model.init_weights()
     return model
+
+
+def _refuse_wrapped(model: nn.Module) -> None:
+    """Refuse a model in a wrapper (itself or under ``torch.compile``): its steps, state dict
+    keys and the wrapping for the run belong to the Runner."""
+    from runnerx.parallel.unwrap import is_model_wrapper
+
+    compiled = type(model).__name__ == "OptimizedModule"
+    inner = getattr(model, "_orig_mod", model) if compiled else model
+    if is_model_wrapper(inner) or isinstance(inner, _fsdp1_classes()):
+        raise TypeError(
+            f"model is already wrapped in {type(inner).__name__}; pass the model itself "
+            "(.module): the Runner wraps it as the run needs (launcher='pytorch' wraps it "
+            "in DDP; strategy=... or model_wrapper_cfg=... choose another wrapper)"
+        )
+
+
+def _fsdp1_classes() -> tuple[type, ...]:
+    """torch's FullyShardedDataParallel (FSDP1) where this torch has it."""
+    try:
+        from torch.distributed.fsdp import FullyShardedDataParallel
+    except ImportError:
+        return ()
+    return (FullyShardedDataParallel,)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,9 +34,11 @@ def build_optim_wrapper(model: nn.Module, cfg: Any) -> OptimWrapper:
              discriminator=dict(optimizer=dict(type='Adam', lr=1e-4)))
 
     A custom ``constructor`` gets the whole config and decides alone. A built OptimWrapper
-    is returned as it is.
+    is returned as it is, with a warning when its optimizer holds none of ``model``'s
+    parameters (it would train nothing).
     """
     if isinstance(cfg, OptimWrapper):
+        warn_of_other_parameters(model, cfg)
         return cfg
     if not isinstance(cfg, Mapping):
         raise TypeError(
@@ -44,7 +47,9 @@ def build_optim_wrapper(model: nn.Module, cfg: Any) -> OptimWrapper:
     where = config_path(cfg, "optim_wrapper")
     cfg = dict(cfg)  # shallow, so nested configs still know their place for error messages
     if isinstance(cfg.get("optimizer"), torch.optim.Optimizer):
-        return OPTIM_WRAPPERS.build({"type": "OptimWrapper", **cfg})
+        wrapper = OPTIM_WRAPPERS.build({"type": "OptimWrapper", **cfg})
+        warn_of_other_parameters(model, wrapper)
+        return wrapper
     if "optimizer" in cfg or "constructor" in cfg:
         constructor = OPTIM_WRAPPER_CONSTRUCTORS.build(
             {
@@ -85,3 +90,23 @@ def _build_several(model: nn.Module, cfg: dict, where: str) -> OptimWrapperDict:
         else:
             wrappers[name] = build_optim_wrapper(children[name], sub_cfg)
     return OptimWrapperDict(**wrappers)
+
+
+def warn_of_other_parameters(model: nn.Module, optim_wrapper: OptimWrapper) -> None:
+    """Warn when an optimizer built outside (of ``optim_wrapper``, or of each wrapper of an
+    OptimWrapperDict) holds none of ``model``'s parameters: built on another model, or on
+    parameters the model's wrapping replaced, it changes nothing the training uses."""
+    owned = {id(parameter) for parameter in model.parameters()}
+    several = isinstance(optim_wrapper, OptimWrapperDict)
+    named = optim_wrapper.optim_wrappers if several else {None: optim_wrapper}
+    for name, wrapper in named.items():
+        held = [param for group in wrapper.optimizer.param_groups for param in group["params"]]
+        if held and not any(id(param) in owned for param in held):
+            where = "optim_wrapper" if name is None else f"optim_wrapper[{name!r}]"
+            warnings.warn(
+                f"{where}: its optimizer holds none of the parameters of the model "
+                f"({type(unwrap(model)).__name__}), so training would change nothing; build it "
+                "on the model the Runner trains (e.g. SGD(model.parameters(), lr=0.01)) or "
+                "give a config, dict(optimizer=dict(type='SGD', lr=0.01))",
+                stacklevel=2,
+            )

@@ -14,6 +14,7 @@ _STAGES = {
     "test": ("test_dataloader", "test_cfg", "test_evaluator"),
 }
 _STAGE_NAMES = {"train": "training", "val": "validation", "test": "testing"}
+_STAGE_VERBS = {"train": "train", "val": "validate", "test": "test"}
 
 
 def stage_off_hint(stage: str) -> str:
@@ -53,18 +54,33 @@ def check_run_parts(**parts: Any) -> None:
 
 
 def _check_param_scheduler(param_scheduler: Any) -> None:
-    """Refuse what is neither a scheduler (config dict or object), a list of them, nor a dict
-    of those by optimizer name; checked when the Runner is built, as MMEngine does."""
+    """Refuse what is neither a scheduler (config dict or built runnerx scheduler), a list of
+    them, nor a dict of those by optimizer name; checked when the Runner is built, as MMEngine
+    does."""
+    from runnerx.optim.scheduler.build import check_scheduler_entry
+
     keyed = isinstance(param_scheduler, Mapping) and "type" not in param_scheduler
     for name, value in param_scheduler.items() if keyed else [("", param_scheduler)]:
-        for entry in value if isinstance(value, (list, tuple)) else [value]:
-            if not isinstance(entry, Mapping) and not callable(getattr(entry, "step", None)):
-                where = f"param_scheduler.{name}" if name else "param_scheduler"
-                raise TypeError(
-                    f"{where} must be a scheduler config dict such as dict(type='MultiStepLR', "
-                    "milestones=[8, 11]), a built scheduler, or a list of them (a dict of "
-                    f"those by optimizer name for several optimizers); got {entry!r}"
-                )
+        where = f"param_scheduler.{name}" if keyed else "param_scheduler"
+        several = isinstance(value, (list, tuple))
+        for index, entry in enumerate(value if several else [value]):
+            check_scheduler_entry(entry, f"{where}[{index}]" if several else where)
+
+
+def check_model_step(model: Any, unwrapped: Any, mode: str) -> None:
+    """Refuse, before a stage runs, a model without the step that ``mode`` ('train', 'val'
+    or 'test') calls: ``model`` (the Runner's, maybe in a wrapper whose step calls the
+    wrapped one's) and ``unwrapped`` (the user's) must both have it."""
+    step = f"{mode}_step"
+    for tested in (model, unwrapped):
+        if callable(getattr(tested, step, None)):
+            continue
+        off = "" if mode == "train" else f", or {stage_off_hint(mode)}"
+        raise TypeError(
+            f"{mode}_cfg is set but the model, {type(tested).__name__}, has no {step}(); "
+            f"to {_STAGE_VERBS[mode]} a model it must implement {step}() (subclass "
+            f"runnerx.model.BaseModel, which has it and calls your forward(..., mode)){off}"
+        )
 
 
 def init_parameters(cls: type) -> list[inspect.Parameter]:

@@ -28,7 +28,7 @@ from runnerx.dist import from_rank_zero, get_rank, get_world_size, is_distribute
 from runnerx.fileio import wait_for_pending_writes
 from runnerx.registry import RUNNERS, DefaultScope
 
-from .arguments import check_run_parts, init_parameters
+from .arguments import check_model_step, check_run_parts, init_parameters
 from .batch_limits import unlimited
 from .environment import (
     RANDOMNESS_KEYS,
@@ -375,6 +375,7 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
 
     def _train(self) -> nn.Module:
         self._make_current()
+        check_model_step(self.model, self.unwrapped_model, "train")  # as MMEngine's train()
         loop = self.train_loop
         self._build_optimization()
         epoch_length = len(loop.dataloader) if isinstance(loop, EpochBasedTrainLoop) else None

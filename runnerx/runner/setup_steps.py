@@ -22,6 +22,8 @@ from typing import Any
 
 from torch import nn
 
+from runnerx.suggest import given
+
 from .environment import environment_summary, set_random_seed, setup_env
 
 
@@ -48,9 +50,10 @@ class RunnerSetupSteps:
         """The log processor of a ``log_processor`` config (``dict()`` for the default) or the
         object itself."""
         from runnerx.config.config_dict import keyed_copy
+        from runnerx.logging.log_processor import LogProcessor
         from runnerx.registry import LOG_PROCESSORS
 
-        if log_processor is not None and not isinstance(log_processor, dict):
+        if _built_or_config(log_processor, LogProcessor, "log_processor"):
             return log_processor
         cfg = keyed_copy({"type": "LogProcessor", **(log_processor or {})}, "log_processor")
         return LOG_PROCESSORS.build(cfg)
@@ -67,9 +70,10 @@ class RunnerSetupSteps:
         run and saving under ``log_dir``, or the object itself."""
         from runnerx.config.config_dict import keyed_copy
         from runnerx.logging.run_logging import DEFAULT_VISUALIZER
+        from runnerx.logging.visualizer import Visualizer
         from runnerx.registry import VISUALIZERS
 
-        if visualizer is not None and not isinstance(visualizer, dict):
+        if _built_or_config(visualizer, Visualizer, "visualizer"):
             return visualizer
         cfg = {"name": self._experiment_name, **(visualizer or DEFAULT_VISUALIZER)}
         return VISUALIZERS.build(
@@ -134,3 +138,17 @@ class RunnerSetupSteps:
         prepared = self.wrap_model(self.cfg.get("model_wrapper_cfg"), model)
         self.unwrapped_model = unwrap(prepared)
         return prepared
+
+
+def _built_or_config(value: Any, cls: type, key: str) -> bool:
+    """Whether ``value`` (the ``key`` argument) is a built ``cls`` (True) or a config dict or
+    None (False); anything else, a class above all, is refused with a TypeError."""
+    if value is None or isinstance(value, dict):
+        return False
+    if isinstance(value, cls):
+        return True
+    name = cls.__name__
+    raise TypeError(
+        f"{key} must be a {name} (or an instance of a subclass), a config dict such as "
+        f"dict(type={name!r}) or None, but got {given(value)}"
+    )

@@ -6,10 +6,15 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from runnerx.optim.scheduler.param_scheduler import INF, named_optim_wrappers
+from runnerx.optim.scheduler.param_scheduler import (
+    INF,
+    _ParamScheduler,
+    named_optim_wrappers,
+    unwrap_optimizer,
+)
 from runnerx.registry import PARAM_SCHEDULERS, DefaultScope, NotRegisteredError, RegistryKeyError
 from runnerx.registry.build import did_you_mean_argument
-from runnerx.suggest import close_matches
+from runnerx.suggest import close_matches, given
 
 
 def build_param_schedulers(
@@ -37,7 +42,8 @@ def build_param_schedulers(
 
     Returns a list; for an OptimWrapperDict, a dict of lists by optimizer name: ``cfg`` may
     then be keyed by those names (``dict(generator=[...], discriminator=[...])``), or be one
-    config that each optimizer gets its own copy of.
+    config that each optimizer gets its own copy of. A built scheduler must drive the
+    optimizer of ``optim_wrapper`` (of its own name's wrapper when keyed).
     """
     build = partial(
         _build_list,
@@ -90,7 +96,36 @@ def _entries_of(cfg: Any) -> list:
 
 
 def _is_built(entry: Any) -> bool:
-    return not isinstance(entry, Mapping) and callable(getattr(entry, "step", None))
+    return isinstance(entry, _ParamScheduler)
+
+
+def check_scheduler_entry(entry: Any, where: str) -> None:
+    """Refuse (TypeError) a ``param_scheduler`` entry that is neither a config dict nor a
+    built runnerx scheduler: a scheduler class, one of torch's schedulers, anything else;
+    ``where`` names the entry (``param_scheduler[0]``)."""
+    if isinstance(entry, Mapping) or _is_built(entry):
+        return
+    kind = entry if isinstance(entry, type) else type(entry)
+    name = kind.__name__
+    if kind.__module__.startswith("torch.optim"):
+        ours = (
+            f"use runnerx's {name}: dict(type={name!r}, ...) or "
+            f"runnerx.optim.scheduler.{name}(optim_wrapper, ...)"
+            if PARAM_SCHEDULERS.get(name) is not None
+            else "use a runnerx scheduler (docs/schedulers.md lists them) as a config dict"
+        )
+        raise TypeError(
+            f"{where} is torch's {kind.__module__}.{name}, which the Runner cannot step (it "
+            f"has no by_epoch, begin or end); {ours}"
+        )
+    if isinstance(entry, type):
+        raise TypeError(
+            f"{where} is {given(entry, 'optim_wrapper, ...')} or a config dict(type={name!r}, ...)"
+        )
+    raise TypeError(
+        f"{where} must be a scheduler config such as dict(type='MultiStepLR', milestones=[8, "
+        f"11]) or a built runnerx scheduler, but got {name}: {entry!r}"
+    )
 
 
 def _build_list(
@@ -98,27 +133,35 @@ def _build_list(
 ) -> list:
     if cfg is None:
         return []
-    if isinstance(cfg, Mapping) or _is_built(cfg):
-        entries = [(where, cfg)]
-    elif isinstance(cfg, (list, tuple)):
+    if isinstance(cfg, (list, tuple)):
         entries = [(f"{where}[{index}]", entry) for index, entry in enumerate(cfg)]
     else:
-        raise TypeError(
-            f"{where} must be a scheduler config (a dict with 'type'), a list of them or built "
-            f"schedulers, but got {type(cfg).__name__}: {cfg!r}"
-        )
+        entries = [(where, cfg)]
     schedulers = []
     for label, entry in entries:
+        check_scheduler_entry(entry, label)
         if _is_built(entry):
+            _check_drives(entry, optim_wrapper, label, where)
             schedulers.append(entry)
-        elif isinstance(entry, Mapping):
-            schedulers.append(_build_one(entry, optim_wrapper, label, epoch_length, default_ends))
         else:
-            raise TypeError(
-                f"{label} must be a scheduler config (a dict with 'type') or a built scheduler, "
-                f"but got {type(entry).__name__}: {entry!r}"
-            )
+            schedulers.append(_build_one(entry, optim_wrapper, label, epoch_length, default_ends))
     return schedulers
+
+
+def _check_drives(scheduler: _ParamScheduler, optim_wrapper: Any, label: str, where: str) -> None:
+    """Refuse a built scheduler of another optimizer than ``optim_wrapper``'s: stepping it
+    would change nothing the training uses (it was built on a wrapper since swapped for a
+    config, or on another model's optimizer)."""
+    if scheduler.optimizer is unwrap_optimizer(optim_wrapper):
+        return
+    name = type(scheduler).__name__
+    owner = where.replace("param_scheduler", "optim_wrapper", 1)  # param_scheduler['gen']
+    raise ValueError(
+        f"{label} ({name}) drives another optimizer than the Runner's {owner}, so it would "
+        f"change nothing the training uses; build it on that optim wrapper ({name}("
+        f"optim_wrapper, ...) or {name}(optim_wrapper.optimizer, ...)) or pass its config, "
+        f"dict(type={name!r}, ...)"
+    )
 
 
 def _build_one(
