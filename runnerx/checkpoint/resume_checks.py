@@ -15,6 +15,7 @@ import os
 import re
 from typing import Any
 
+from runnerx.data.build import length_of
 from runnerx.suggest import counted, more_than
 
 _SHOWN = 8  # names of each kind in a message
@@ -39,7 +40,7 @@ def resumed_line(loop: Any, path: str, position: dict | None = None) -> str:
     # the batches of this epoch a resume skips (the loop's, set by resume_data_position)
     skip = getattr(loop, "resume_batches", 0)
     begun = bool(position and position.get("epoch") == loop.epoch and position.get("batches"))
-    epoch, length = loop.epoch + 1, _length(loop.dataloader)
+    epoch, length = loop.epoch + 1, length_of(loop.dataloader)
     if not begun:
         done = f"{counted(loop.epoch, 'epoch')} ({done})"
     if loop.epoch >= loop.max_epochs:
@@ -53,13 +54,6 @@ def resumed_line(loop: Any, path: str, position: dict | None = None) -> str:
             "" if length is None else f" of {length}"
         )
     return f"resumed from {path}: {done} done, {where}"
-
-
-def _length(dataloader: Any) -> int | None:
-    try:
-        return len(dataloader)
-    except TypeError:  # an iterable dataset without a length
-        return None
 
 
 def warn_if_nothing_left(runner: Any, path: str) -> None:

@@ -16,6 +16,7 @@ from runnerx.config.config_dict import config_key_path, keyed_copy
 from runnerx.config.errors import ConfigKeyError
 from runnerx.data.collate import pseudo_collate
 from runnerx.data.samplers import InfiniteSampler
+from runnerx.data.samplers.generators import seed_order_generator
 from runnerx.data.worker_init import SamplerValue, WorkerSeededLoader
 from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
 from runnerx.dist import get_rank, get_world_size
@@ -48,7 +49,7 @@ def build_dataloader(
     diff_rank_seed: bool = False,
     cfg_key: str = "train_dataloader",
 ) -> DataLoader:
-    """Build a DataLoader from a config with MMEngine's keys (a DataLoader is returned as is)::
+    """Build a DataLoader from a config with MMEngine's keys (or take one already built)::
 
         train_dataloader = dict(
             dataset=dict(type='DigitsDataset', split='train'),  # DATASETS, or a Dataset
@@ -71,8 +72,16 @@ def build_dataloader(
     ``cfg.{cfg_key}.dataset``, ``.sampler``, ``.batch_sampler`` and the pipeline's entries in
     errors of their builds, also for a plain dict (a config from a file keeps its own paths).
     Outer builds (a loop that builds its dataloader) pass them on unchanged.
+
+    A DataLoader built by the caller is returned as it is, except that given a ``seed``, a
+    torch sampler of it that would draw each pass's order from the global torch RNG
+    (``DataLoader(dataset, shuffle=True)``) gets a ``torch.Generator`` seeded with ``seed``,
+    the loader too when it has none (see :func:`seed_order_generator`): a checkpoint can then
+    save the order's state, and a resumed run reads the same order.
     """
     if isinstance(dataloader_cfg, DataLoader):
+        if seed is not None:
+            seed_order_generator(dataloader_cfg, seed)
         return dataloader_cfg
     if not isinstance(dataloader_cfg, Mapping):
         raise mark_wrapped(
@@ -83,7 +92,7 @@ def build_dataloader(
     cfg = dict(dataloader_cfg)  # popped below; the caller's config stays as it is
     _check_keys(cfg, cfg_key)
 
-    dataset = _build_dataset(_pop_required(cfg, "dataset", cfg_key), f"{cfg_key}.dataset")
+    dataset = _build_dataset(_pop_required(cfg, "dataset", cfg_key), cfg_key)
     num_batch_per_epoch = cfg.pop("num_batch_per_epoch", None)
     batch_sampler_cfg = cfg.pop("batch_sampler", None)
     if num_batch_per_epoch is not None:
@@ -142,10 +151,7 @@ def _refuse_empty(loader: DataLoader, cfg_key: str) -> None:
     rank of a distributed run decides alike: a rank whose share is empty while another's is
     not (``round_up=False`` with fewer samples than ranks) evaluates nothing, as in MMEngine,
     and a training loop refuses epochs of different lengths on every rank."""
-    try:
-        if len(loader):
-            return
-    except TypeError:  # an iterable dataset: its length is unknown until read
+    if length_of(loader) != 0:  # None: an iterable dataset, its length unknown until read
         return
     dataset, world = loader.dataset, get_world_size()
     if len(dataset) == 0:
@@ -223,10 +229,17 @@ def _keyed(cfg: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return cfg if config_key_path(cfg) else keyed_copy(cfg, key)
 
 
-def _build_dataset(dataset: Any, key: str) -> Any:
+def _build_dataset(dataset: Any, cfg_key: str) -> Any:
+    if isinstance(dataset, DataLoader):  # else torch fails at the first batch, naming no key
+        raise mark_wrapped(
+            TypeError(
+                f"{cfg_key}.dataset is a DataLoader; pass it as {cfg_key} itself "
+                f"({cfg_key}=DataLoader(...)), or give {cfg_key}.dataset its dataset"
+            )
+        )
     if not isinstance(dataset, Mapping):
         return dataset
-    dataset = DATASETS.build(_keyed(dataset, key))
+    dataset = DATASETS.build(_keyed(dataset, f"{cfg_key}.dataset"))
     if hasattr(dataset, "full_init"):  # MMEngine's lazily initialised datasets
         dataset.full_init()
     return dataset
@@ -321,3 +334,25 @@ def batch_size_of(dataloader: Any) -> int | None:
     if size is None:
         size = getattr(getattr(dataloader, "batch_sampler", None), "batch_size", None)
     return size if isinstance(size, int) and not isinstance(size, bool) else None
+
+
+def length_of(dataloader: Any, key: str | None = None, instead: str = "") -> int | None:
+    """``len(dataloader)``: its batches per pass. A DataLoader over an IterableDataset without
+    ``__len__`` has none: then None, or given the config ``key`` that needs it
+    (``'train_dataloader'``), a TypeError naming it that says to define ``__len__``, and
+    ``instead`` (``', or ...'``)."""
+    try:
+        return len(dataloader)
+    except TypeError as error:
+        dataset = getattr(dataloader, "dataset", None)
+        if hasattr(dataset, "__len__"):
+            raise  # a failure inside a length that exists: its own error says more
+        if key is None:
+            return None
+        raise mark_wrapped(
+            TypeError(
+                f"{key} has no length: its dataset, {type(dataset).__name__}, is an iterable "
+                "dataset without __len__; define __len__ on it (the number of samples it yields)"
+                f"{instead}"
+            )
+        ) from error

@@ -15,11 +15,13 @@ from typing import Any
 import torch
 
 from runnerx.config.config_dict import keyed_copy
+from runnerx.data.build import length_of
 from runnerx.evaluator.predictions import predictions_error
 from runnerx.logging import ProgressBar
 from runnerx.registry import LOOPS
+from runnerx.registry.errors import mark_wrapped
 
-from .arguments import stage_off_hint
+from .arguments import check_model_step, stage_off_hint
 from .base_loop import BaseLoop, accepted_keywords, refuse_uneven_batches
 from .batch_limits import FirstBatches, evaluated_samples, limited
 
@@ -50,19 +52,21 @@ class _EvalLoop(BaseLoop):
         fp16: bool = False,
         limit_batches: int | float | None = None,
     ) -> None:
-        step = f"{self.mode}_step"
-        if not callable(getattr(runner.model, step, None)):  # said before training starts
-            raise TypeError(
-                f"{self.mode}_cfg is set but the model, {type(runner.unwrapped_model).__name__}, "
-                f"has no {step}(); implement it (runnerx.model.BaseModel has one), or "
-                f"{stage_off_hint(self.mode)}"
-            )
+        check_model_step(runner.model, runner.unwrapped_model, self.mode)  # before training
         super().__init__(runner, dataloader)
         build = runner.build_evaluator
-        self.evaluator = build(evaluator, **accepted_keywords(build, key=f"{self.mode}_evaluator"))
+        try:
+            self.evaluator = build(
+                evaluator, **accepted_keywords(build, key=f"{self.mode}_evaluator")
+            )
+        except (TypeError, ValueError) as error:
+            # it names {mode}_evaluator or the metric it built: not this loop's {mode}_cfg
+            mark_wrapped(error)
+            raise
         if self.dataset_meta is not None:
             self.evaluator.dataset_meta = self.dataset_meta
         self.fp16 = fp16
+        length_of(self.dataloader, f"{self.mode}_dataloader")  # the progress bar's, the metric's
         key = f"{self.mode}_cfg.limit_batches"
         try:
             self.dataloader = limited(self.dataloader, limit_batches, key)

@@ -11,19 +11,20 @@ model is put in train mode once per epoch, not per iteration.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import islice
+from types import GeneratorType
 from typing import Any
 
 import torch
 
 from runnerx.config.config_dict import keyed_copy
+from runnerx.data.build import length_of
 from runnerx.data.samplers import InfiniteSampler
-from runnerx.data.samplers.position import batches_to_skip, data_position
 from runnerx.registry import LOOPS
 
 from .base_loop import BaseLoop, refuse_uneven_batches
 from .batch_limits import FirstBatches, limited
 from .eval_loops import TestLoop, ValLoop, build_eval_loop
+from .train_data import TrainDataPosition
 from .val_checks import MidEpochValidation, is_val_check
 from .val_schedule import ValidationSchedule
 
@@ -70,7 +71,7 @@ def _loop_hint(loop_cfg: dict) -> str:
     )
 
 
-class _TrainLoop(ValidationSchedule, BaseLoop):
+class _TrainLoop(TrainDataPosition, ValidationSchedule, BaseLoop):
     """What the two training loops share: counters, stopping, validation, one iteration."""
 
     unit = "epoch"  # what val_interval counts
@@ -119,16 +120,6 @@ class _TrainLoop(ValidationSchedule, BaseLoop):
         """Finished iterations."""
         return self._iter
 
-    @property
-    def pass_batches_done(self) -> int:
-        """The batches of the current pass over the data trained so far (0 between epochs)."""
-        return self._iter - self._pass_start_iter
-
-    @property
-    def resume_batches(self) -> int:
-        """The batches of the current pass that a resume skips (0 unless resumed mid-pass)."""
-        return self._resume_batches
-
     def run_iter(self, idx: int, data_batch: Any) -> None:
         """One training iteration: hooks before, ``train_step``, hooks after."""
         runner = self._runner  # not the property: a frame less per iteration
@@ -145,54 +136,6 @@ class _TrainLoop(ValidationSchedule, BaseLoop):
         end whatever ``val_begin`` and ``val_interval`` say (``fast_dev_run``)."""
         # from the last epoch (iteration) on: the run's end is always due, nothing before it
         self.val_begin = self._shorten(batches)
-
-    def data_position(self, iters_done: int) -> dict:
-        """Where the training data stands after ``iters_done`` iterations: the pass, batches,
-        samples, seed, batch and world size, dataset length (see :func:`data_position`)."""
-        batches = iters_done - self._pass_start_iter
-        return data_position(self.dataloader, self._sampler(), self._data_pass(), batches)
-
-    def resume_data_position(self, position: dict) -> None:
-        """Continue the current pass after the batches ``position`` says were consumed (a
-        position from an earlier epoch, i.e. saved once that epoch had ended, means none;
-        after a change of batch size, world size or dataset, what
-        :func:`~runnerx.data.samplers.position.batches_to_skip` says, with a warning), with
-        the sampler's seed of the checkpoint: a run whose seed was drawn at random draws
-        another, and would otherwise see its data in another order."""
-        sampler, self._resume_batches = self._sampler(), 0
-        if position.get("epoch") == self._data_pass():
-            where = f"{'epoch' if self.unit == 'epoch' else 'pass'} {self._data_pass() + 1}"
-            self._resume_batches, note = batches_to_skip(position, self.dataloader, sampler, where)
-            if note:
-                self.runner.logger.warning(note)
-        if "seed" in position and isinstance(getattr(sampler, "seed", None), int):
-            sampler.seed = int(position["seed"])
-
-    def _sampler(self) -> Any:
-        return getattr(getattr(self.dataloader, "batch_sampler", None), "sampler", None)
-
-    def _data_pass(self) -> int:
-        """The number of the current pass over the data (the sampler's epoch): the epoch."""
-        return self._epoch
-
-    def _batches(self) -> Any:
-        """(index, batch) pairs of one pass over the data, after any batches a resume skips."""
-        skip, self._resume_batches = self._resume_batches, 0
-        self._pass_start_iter = self._iter - skip
-        if not skip:
-            return enumerate(self.dataloader)
-        sampler = self._sampler()
-        batch_size = self.dataloader.batch_size
-        if batch_size and hasattr(sampler, "set_consumed"):
-            sampler.set_consumed(skip * batch_size)  # the sampler starts at the next unseen one
-            rest = self.dataloader
-            if isinstance(rest, FirstBatches):  # a limited pass: what is left of the limit
-                rest = islice(rest, len(rest) - skip)
-            return enumerate(rest, skip)
-        batches = iter(self.dataloader)  # no resumable sampler: read past the batches done
-        for _ in range(skip):
-            next(batches)
-        return enumerate(batches, skip)
 
     def refresh_hooks(self) -> None:
         """Ask the hooks again which act before and after each iteration: done after
@@ -252,7 +195,12 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
             )
         self.dataloader = limited(self.dataloader, limit_batches, "train_cfg.limit_batches")
         self._max_epochs = max_epochs
-        self._max_iters = max_epochs * len(self.dataloader)
+        self._max_iters = max_epochs * length_of(
+            self.dataloader,
+            "train_dataloader",
+            ", or train by iterations, which needs no length: "
+            f"train_cfg=dict(by_epoch=False, max_iters=...) instead of max_epochs={max_epochs}",
+        )
         self.set_val_check_interval(val_check_interval)
 
     def _shorten(self, batches: int) -> int:
@@ -448,9 +396,17 @@ class IterBasedTrainLoop(_TrainLoop):
         runner.call_hook("before_train_epoch")
         runner.model.train()
         self._catch_up_validation(self._iter, self._max_iters)
-        while self._iter < self._max_iters and not self.stop_training:
-            self.run_iter(next(self.dataloader_iterator))
-            self._validate_if_due(self._iter, self._max_iters)
+        try:
+            while self._iter < self._max_iters and not self.stop_training:
+                self.run_iter(next(self.dataloader_iterator))
+                self._validate_if_due(self._iter, self._max_iters)
+        finally:
+            # The stream stops mid-pass, holding a DataLoader iterator: its worker processes,
+            # left to the garbage collector, stall it 5 s each. Closing it stops them now;
+            # a later run() starts a new pass. (A subclass may have put its own in its place.)
+            if isinstance(self.dataloader_iterator, GeneratorType):
+                self.dataloader_iterator.close()
+                self.dataloader_iterator = self._endless_batches()
         runner.call_hook("after_train_epoch")
         runner.call_hook("after_train")
         return runner.model

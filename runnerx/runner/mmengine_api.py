@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+import torch
 from torch import nn
 
 from runnerx.config import Config
@@ -144,8 +145,13 @@ class MMEngineRunnerAPI:
         returned as it is)."""
         from runnerx.optim import OptimWrapper, build_optim_wrapper
 
-        if isinstance(optim_wrapper, OptimWrapper):
-            return optim_wrapper
+        if isinstance(optim_wrapper, OptimWrapper):  # as it is, checked for the model's parameters
+            return build_optim_wrapper(self.model, optim_wrapper)
+        if isinstance(optim_wrapper, torch.optim.Optimizer):  # the likeliest mistake
+            raise TypeError(
+                f"optim_wrapper is an optimizer ({type(optim_wrapper).__name__}): pass "
+                "OptimWrapper(optimizer=it) or dict(optimizer=it)"
+            )
         if not isinstance(optim_wrapper, dict):
             raise TypeError(
                 "optim_wrapper must be an OptimWrapper or a config dict such as "
@@ -157,6 +163,7 @@ class MMEngineRunnerAPI:
     def build_param_scheduler(self, scheduler: Any) -> list | dict:
         """The schedulers of a ``param_scheduler`` config for ``self.optim_wrapper``, which
         must be built already (``build_optim_wrapper``)."""
+        from runnerx.data.build import length_of
         from runnerx.optim.scheduler import build_param_schedulers
 
         if isinstance(self.optim_wrapper, dict) or self.optim_wrapper is None:
@@ -168,7 +175,8 @@ class MMEngineRunnerAPI:
         return build_param_schedulers(
             scheduler,
             self.optim_wrapper,
-            epoch_length=len(loop.dataloader),
+            # none for an iterable dataset, which only an iteration-based loop reads
+            epoch_length=length_of(loop.dataloader),
             max_epochs=loop.max_epochs,
             max_iters=loop.max_iters,
         )

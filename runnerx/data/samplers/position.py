@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runnerx.data.build import length_of
 from runnerx.dist import get_world_size
 
 from .infinite import InfiniteSampler
@@ -99,7 +100,7 @@ def batches_to_skip(
         return saved, None
     seen = saved * before["batch_size"] * before["world_size"]
     per_batch = now["batch_size"] * now["world_size"]
-    total = None if endless else len(dataloader)
+    total = None if endless else length_of(dataloader)
     skip = seen // per_batch if total is None else min(seen // per_batch, total)
     again = max(seen - skip * per_batch, 0)
     by = " by all ranks" if max(before["world_size"], now["world_size"]) > 1 else ""
