@@ -157,6 +157,13 @@ def keyed_copy(cfg: Mapping[str, Any], key: str) -> ConfigDict:
     return ConfigDict({key: copied})[key]
 
 
+def with_config_key(cfg: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``cfg`` as a config whose build errors name it ``cfg.{key}``: a plain dict, or a
+    ConfigDict on its own, gets a :func:`keyed_copy`; a ConfigDict in a config tree keeps its
+    own path (a config from a file knows where it is)."""
+    return cfg if config_key_path(cfg) else keyed_copy(cfg, key)
+
+
 def _adopt(value: Any, owner: ConfigDict, key: Any) -> Any:
     """Turn plain dicts in ``value`` into ConfigDicts and record where they hang."""
     kind = type(value)

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader, Subset
 
-from runnerx.config.config_dict import config_key_path, keyed_copy
+from runnerx.config.config_dict import with_config_key
 from runnerx.config.errors import ConfigKeyError
 from runnerx.data.collate import pseudo_collate
 from runnerx.data.samplers import InfiniteSampler
@@ -104,14 +104,14 @@ def build_dataloader(
     if isinstance(sampler, Mapping):
         sampler_seed = None if diff_rank_seed else seed
         sampler = DATA_SAMPLERS.build(
-            _keyed(sampler, f"{cfg_key}.sampler"),
+            with_config_key(sampler, f"{cfg_key}.sampler"),
             default_args=dict(dataset=dataset, seed=sampler_seed),
         )
     batch_sampler = batch_sampler_cfg
     if isinstance(batch_sampler_cfg, Mapping):
         batch_size = cfg.pop("batch_size", 1)
         batch_sampler = DATA_SAMPLERS.build(
-            _keyed(batch_sampler_cfg, f"{cfg_key}.batch_sampler"),
+            with_config_key(batch_sampler_cfg, f"{cfg_key}.batch_sampler"),
             default_args=dict(sampler=sampler, batch_size=batch_size),
         )
 
@@ -223,12 +223,6 @@ def _pop_required(cfg: dict[str, Any], key: str, cfg_key: str) -> Any:
     return cfg.pop(key)
 
 
-def _keyed(cfg: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """``cfg`` as a config that errors while building it name as ``cfg.{key}`` (a plain dict,
-    or a ConfigDict on its own); a ConfigDict in a config tree keeps its own path."""
-    return cfg if config_key_path(cfg) else keyed_copy(cfg, key)
-
-
 def _build_dataset(dataset: Any, cfg_key: str) -> Any:
     if isinstance(dataset, DataLoader):  # else torch fails at the first batch, naming no key
         raise mark_wrapped(
@@ -239,7 +233,7 @@ def _build_dataset(dataset: Any, cfg_key: str) -> Any:
         )
     if not isinstance(dataset, Mapping):
         return dataset
-    dataset = DATASETS.build(_keyed(dataset, f"{cfg_key}.dataset"))
+    dataset = DATASETS.build(with_config_key(dataset, f"{cfg_key}.dataset"))
     if hasattr(dataset, "full_init"):  # MMEngine's lazily initialised datasets
         dataset.full_init()
     return dataset

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
+from runnerx.config.config_dict import with_config_key
 from runnerx.evaluator.metric import BaseMetric
 from runnerx.registry import EVALUATOR, METRICS
 from runnerx.structures import BaseDataElement
@@ -148,14 +149,21 @@ def build_evaluator(cfg: Any, key: str = "val_evaluator") -> Evaluator:
     if isinstance(cfg, Mapping) and "metrics" in cfg:
         return EVALUATOR.build(cfg, default_args={"type": "Evaluator"})
     if isinstance(cfg, (Mapping, BaseMetric)):
-        return Evaluator([_as_metric(cfg, key)])
+        return Evaluator([_as_metric(_keyed(cfg, key), key)])
     if isinstance(cfg, (list, tuple)):
-        return Evaluator([_as_metric(item, f"{key}[{i}]") for i, item in enumerate(cfg)])
+        return Evaluator(
+            [_as_metric(_keyed(item, f"{key}.{i}"), f"{key}[{i}]") for i, item in enumerate(cfg)]
+        )
     raise TypeError(
         f"{key} must be a metric config such as dict(type='Accuracy'), a list of them, "
         "dict(type='Evaluator', metrics=[...]), an Evaluator or a BaseMetric, but got "
         f"{type(cfg).__name__}: {cfg!r}"
     )
+
+
+def _keyed(item: Any, key: str) -> Any:
+    """A metric config whose build errors name it ``cfg.{key}`` (anything else as it is)."""
+    return with_config_key(item, key) if isinstance(item, Mapping) else item
 
 
 _END = object()

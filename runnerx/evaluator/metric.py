@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from runnerx.dist import collect_results, from_rank_zero, is_main_process
+from runnerx.dist import collect_results, from_rank_zero, get_world_size, is_main_process
 from runnerx.logging.logger import print_log
 from runnerx.utils import apply_to
 
@@ -119,6 +119,15 @@ class BaseMetric(metaclass=ABCMeta):
             print_log(
                 f"{type(self).__name__} got no results: its process() did not add anything "
                 "to self.results (or the dataloader was empty)",
+                logger="current",
+                level=logging.WARNING,
+            )
+        elif len(self.results) > size and get_world_size() == 1:  # cut to size below
+            print_log(
+                f"{type(self).__name__} got {len(self.results)} results for a dataset of {size}: "
+                f"only the first {size} are scored. A dataset whose items are whole batches "
+                "(a DataLoader with batch_size=None) counts batches, not samples; a process() "
+                "that adds several results per sample needs one per sample",
                 logger="current",
                 level=logging.WARNING,
             )

@@ -128,6 +128,12 @@ def test_an_endless_stream_trains_by_iterations_and_an_epoch_based_loop_says_why
         ).val()
 
 
+def test_a_schedule_in_epochs_over_a_stream_without_a_length_says_to_count_iterations(tmp_path):
+    epochs = {"type": "MultiStepLR", "milestones": [2], "convert_to_iter_based": True}
+    with pytest.raises(ValueError, match=r"a train_dataloader without a length .* by_epoch=False"):
+        runner(tmp_path, param_scheduler=[epochs]).train()
+
+
 def test_an_optimizer_given_as_the_optim_wrapper_says_how_to_wrap_it(tmp_path):
     model = Net()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)

@@ -252,3 +252,19 @@ def test_process_gives_a_generator_to_every_metric():
     evaluator = Evaluator([MeanError(), MeanError(prefix="second")])
     evaluator.process(sample for sample in samples((1.0, 0), (3.0, 0)))
     assert evaluator.evaluate(2) == {"error/mae": 2.0, "second/mae": 2.0}
+
+
+def test_more_results_than_the_dataset_has_warn_that_only_the_first_are_scored(tmp_path):
+    from runnerx.logging import get_run_logger, make_logger_current
+
+    make_logger_current(get_run_logger(tmp_path / "run.log", "INFO", rank=0))
+    accuracy = Accuracy()
+    # a dataset of 2 items that are whole batches of 3 samples (DataLoader(batch_size=None))
+    accuracy.process(None, [dict(pred_score=row, gt_label=0) for row in torch.eye(3)])
+    accuracy.process(None, [dict(pred_score=row, gt_label=1) for row in torch.eye(3)])
+    assert accuracy.evaluate(2) == {"accuracy/top1": 50.0}  # the first 2 of 6, as MMEngine
+    log = (tmp_path / "run.log").read_text()
+    assert "WARNING - Accuracy got 6 results for a dataset of 2: only the first 2 are scored" in log
+    accuracy.process(None, [dict(pred_score=row, gt_label=0) for row in torch.eye(3)[:2]])
+    accuracy.evaluate(2)
+    assert (tmp_path / "run.log").read_text() == log  # as many results as samples: no warning

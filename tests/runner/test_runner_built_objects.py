@@ -214,6 +214,10 @@ def test_an_evaluator_mistake_is_named_under_its_own_key(tmp_path):
     runner = Runner(**arguments(tmp_path, val=True, val_evaluator=[Acc(), Acc]))
     with pytest.raises(TypeError, match=r"^val_evaluator\[1\] must be"):
         runner.train()
+    mistyped = [dict(type="Accuracy"), dict(type="Accuracy", topk_=1)]  # a metric's own error
+    runner = Runner(**arguments(tmp_path / "typo", val=True, val_evaluator=mistyped))
+    with pytest.raises(TypeError, match=r"^while building cfg\.val_evaluator\.1 \(type='Accur"):
+        runner.train()
 
 
 def test_objects_mmengine_accepts_still_train(tmp_path):

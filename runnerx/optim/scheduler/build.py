@@ -197,8 +197,9 @@ def _build_one(
         if epoch_length is None:
             raise ValueError(
                 f"{shown}: convert_to_iter_based=True needs epoch_length (iterations per epoch) "
-                "to count its epochs in iterations; pass epoch_length= (the Runner passes "
-                "len(train_dataloader))"
+                "to count its epochs in iterations, which a train_dataloader without a length "
+                "(an iterable dataset without __len__) cannot give: set by_epoch=False and "
+                "count begin/end in iterations (outside a Runner, pass epoch_length=)"
             )
         build = partial(scheduler_class.build_iter_from_epoch, epoch_length=epoch_length)
     args.setdefault("optimizer", optim_wrapper)
