@@ -73,6 +73,7 @@ class EMAHook(Hook):
         ema_state = self.ema_model.module.state_dict()
         src_state = self.src_model.state_dict()
         self._copy_pairs = [(ema_state[key], src_state[key]) for key in ema_state]
+        self._swap_triples = None  # they hold the tensors of the average built before, if any
 
     def before_train(self, runner: Any) -> None:
         """Check that the average starts within the run."""

@@ -61,7 +61,9 @@ class LoggerHook(Hook):
             raise TypeError(f"LoggerHook: out_dir must be a path or None, got {out_dir!r}")
         if isinstance(out_suffix, str):
             out_suffix = (out_suffix,)
-        if not all(isinstance(suffix, str) for suffix in out_suffix):
+        if not isinstance(out_suffix, (list, tuple)) or not all(
+            isinstance(suffix, str) for suffix in out_suffix
+        ):
             raise TypeError(f"LoggerHook: out_suffix must be str or strs, got {out_suffix!r}")
         if file_client_args is not None and out_dir is None:
             raise ValueError(

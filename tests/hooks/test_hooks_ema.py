@@ -111,6 +111,21 @@ def test_evaluation_uses_the_average_and_training_weights_come_back(ema_runner, 
     assert [p.data_ptr() for p in ema_runner.model.parameters()] == pointers
 
 
+def test_a_second_run_swaps_in_its_own_average(ema_runner):
+    """runner.val() then runner.train(): before_run builds a new average each time, and
+    validation during training must swap in that one, not the first."""
+    hook = start(ema_runner)
+    hook.before_val_epoch(ema_runner)  # the standalone val(): swaps the first average in
+    hook.after_val_epoch(ema_runner, {})
+    hook.before_run(ema_runner)  # train(): a new average
+    step(ema_runner, hook, 2.0)
+    step(ema_runner, hook, 4.0)  # average 3.0, weights 4.0
+    hook.before_val_epoch(ema_runner)
+    assert same(values(ema_runner.model), 3.0)
+    hook.after_val_epoch(ema_runner, {})
+    assert same(values(ema_runner.model), 4.0)
+
+
 class CountingSwaps(EMAHook):
     """A subclass overriding MMEngine's private swap methods, as downstream hooks may."""
 

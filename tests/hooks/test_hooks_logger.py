@@ -147,6 +147,7 @@ def test_a_dataloader_without_length_has_no_epoch_end(logged):
         ({"interval_exp_name": 1.5}, ValueError, "interval_exp_name must be a positive int"),
         ({"out_dir": 3}, TypeError, "out_dir must be a path"),
         ({"out_suffix": [".log", 1]}, TypeError, "out_suffix must be str"),
+        ({"out_suffix": 5}, TypeError, "out_suffix must be str or strs, got 5"),
     ],
 )
 def test_bad_arguments_are_named(kwargs, error, message):
