@@ -16,7 +16,7 @@ from runnerx.config.config_dict import with_config_key
 from runnerx.config.errors import ConfigKeyError
 from runnerx.data.collate import pseudo_collate
 from runnerx.data.samplers import InfiniteSampler
-from runnerx.data.samplers.generators import seed_order_generator
+from runnerx.data.samplers.generators import ordering_sampler, seed_order_generator
 from runnerx.data.worker_init import SamplerValue, WorkerSeededLoader
 from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
 from runnerx.dist import get_rank, get_world_size
@@ -156,7 +156,7 @@ def _refuse_empty(loader: DataLoader, cfg_key: str) -> None:
     dataset, world = loader.dataset, get_world_size()
     if len(dataset) == 0:
         why = f"its dataset ({type(dataset).__name__}) is empty"
-    elif isinstance(loader.sampler, InfiniteSampler):
+    elif isinstance(ordering_sampler(loader), InfiniteSampler):
         return  # an endless stream fills every batch, however few the samples
     elif loader.drop_last:
         most = -(-len(dataset) // world)  # the largest share a rank-splitting sampler gives
@@ -172,7 +172,7 @@ def _refuse_empty(loader: DataLoader, cfg_key: str) -> None:
         return  # another rank has samples (see above)
     else:
         why = (
-            f"its sampler ({type(loader.sampler).__name__}) yields none of the dataset's "
+            f"its sampler ({type(ordering_sampler(loader)).__name__}) yields none of the dataset's "
             f"{len(dataset)} samples"
         )
     raise mark_wrapped(ValueError(f"{cfg_key} yields no batches: {why}"))
