@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from torch import nn
 
 from runnerx.config import ConfigDict
@@ -18,7 +20,8 @@ def build_model(
     ``data_preprocessor`` when the dict names none), or a module as it is; then, with
     ``init_weights``, its ``init_weights()`` (a Runner skips that when weights are loaded).
     A BaseModel whose ``forward`` takes no ``mode`` is refused here, before training, and so
-    is a model already wrapped (DDP, DataParallel, FSDP): the Runner wraps it itself.
+    is a model already wrapped (DDP, DataParallel, FSDP) or sharded by ``fully_shard``: the
+    Runner wraps or shards it itself.
 
     .. code-block:: python
 
@@ -41,8 +44,9 @@ def build_model(
 
 
 def _refuse_wrapped(model: nn.Module) -> None:
-    """Refuse a model in a wrapper (itself or under ``torch.compile``): its steps, state dict
-    keys and the wrapping for the run belong to the Runner."""
+    """Refuse a model in a wrapper (itself or under ``torch.compile``) or sharded by
+    ``fully_shard``: its steps, state dict keys and the wrapping for the run belong to the
+    Runner."""
     from runnerx.parallel.unwrap import is_model_wrapper
 
     compiled = type(model).__name__ == "OptimizedModule"
@@ -53,10 +57,34 @@ def _refuse_wrapped(model: nn.Module) -> None:
             "(.module): the Runner wraps it as the run needs (launcher='pytorch' wraps it "
             "in DDP; strategy=... or model_wrapper_cfg=... choose another wrapper)"
         )
+    sharded = _fully_sharded_names(inner)
+    if sharded:
+        raise TypeError(
+            f"model is already sharded by fully_shard (at {sharded[0] or 'the root'}); pass "
+            "it unsharded and let the Runner shard it: strategy=dict(type='FSDP', "
+            "wrap_modules=[...]) applies fully_shard to those blocks, then to the root"
+        )
+
+
+def _fsdp_imported() -> bool:
+    """Whether torch's FSDP was imported: no model can be wrapped or sharded by it otherwise,
+    and a plain run need not import it for these checks."""
+    return "torch.distributed.fsdp" in sys.modules
+
+
+def _fully_sharded_names(model: nn.Module) -> list[str]:
+    """The names of the modules of ``model`` that ``fully_shard`` was applied to."""
+    if not _fsdp_imported():
+        return []
+    from runnerx.parallel.fsdp import is_fully_sharded
+
+    return [name for name, module in model.named_modules() if is_fully_sharded(module)]
 
 
 def _fsdp1_classes() -> tuple[type, ...]:
-    """torch's FullyShardedDataParallel (FSDP1) where this torch has it."""
+    """torch's FullyShardedDataParallel (FSDP1) where this torch has it and it was imported."""
+    if not _fsdp_imported():
+        return ()
     try:
         from torch.distributed.fsdp import FullyShardedDataParallel
     except ImportError:

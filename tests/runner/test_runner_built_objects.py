@@ -123,6 +123,29 @@ def test_a_wrapped_model_is_refused_naming_the_wrapper(tmp_path, wrap):
         Runner(**arguments(tmp_path, model=wrap(ToyModel())))
 
 
+def build_sharded(rank, out_dir):
+    """In a one-rank gloo group: the error a Runner gives a model whose block was sharded by
+    ``fully_shard`` (None if it gave none)."""
+    from torch.distributed.fsdp import fully_shard
+
+    torch.distributed.init_process_group("gloo", rank=rank, world_size=1)
+    model = ToyModel()
+    fully_shard(model.fc)
+    try:
+        Runner(**arguments(out_dir, model=model))
+    except TypeError as error:
+        return str(error)
+    return None
+
+
+def test_a_model_sharded_by_fully_shard_is_refused_naming_the_sharded_module(
+    tmp_path, spawn_ranks
+):
+    (error,) = spawn_ranks(build_sharded, tmp_path, 1, timeout=120)
+    assert error is not None and error.startswith("model is already sharded by fully_shard (at fc)")
+    assert "strategy=dict(type='FSDP'" in error
+
+
 class WrappingRunner(Runner):
     """Wraps the model in a wrapper without val_step (a user's ``wrap_model``)."""
 
