@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from typing import Any
 
@@ -11,6 +12,7 @@ from runnerx.checkpoint.ema_weights import swap_ema_weights
 from runnerx.checkpoint.io import load_model_weights
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS, MODELS
+from runnerx.registry.build import did_you_mean_argument
 
 
 @HOOKS.register_module()
@@ -50,6 +52,7 @@ class EMAHook(Hook):
         if begin_iter and begin_epoch:
             raise ValueError("EMAHook: set begin_iter or begin_epoch, not both")
         self.ema_cfg = dict(type=ema_type, **kwargs)
+        _check_average_arguments(ema_type, kwargs)
         self.strict_load = strict_load
         self.begin_iter = begin_iter
         self.begin_epoch = begin_epoch
@@ -186,3 +189,18 @@ class EMAHook(Hook):
             (ema, src, buffers[ema.device, ema.dtype][: ema.numel()].view(ema.shape))
             for ema, src in pairs
         ]
+
+
+def _check_average_arguments(ema_type: Any, kwargs: dict) -> None:
+    """Refuse an argument the average does not take when the hook is built, so that the error
+    comes with the hook's config key (``custom_hooks.N``) rather than when training starts.
+    A type not found yet (registered later, in another scope) is left to ``before_run``."""
+    average = MODELS.get(ema_type) if isinstance(ema_type, str) else ema_type
+    if not callable(average):
+        return
+    try:
+        inspect.signature(average).bind_partial(None, **kwargs)
+    except TypeError as error:
+        name = getattr(average, "__name__", ema_type)
+        hint = did_you_mean_argument(error, average)
+        raise TypeError(f"EMAHook: the average {name} {error}{hint}") from None

@@ -6,7 +6,9 @@ import pytest
 import torch
 from torch import nn
 
+from runnerx import Config
 from runnerx.hooks import EMAHook
+from runnerx.registry import HOOKS
 
 
 class TinyEMA(nn.Module):
@@ -222,6 +224,28 @@ def test_resuming_from_a_checkpoint_without_an_average_warns(ema_runner, model):
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         EMAHook(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"momentun": 0.1},
+            r"ExponentialMovingAverage got an .*'momentun'; did you mean 'momentum'",
+        ),
+        ({"ema_type": "MomentumAnnealingEMA", "gama": 10}, r"'gama'; did you mean 'gamma'"),
+        ({"ema_type": TinyEMA, "update_buffer": True}, r"'update_buffer'; did you mean"),
+    ],
+)
+def test_an_argument_the_average_does_not_take_is_refused_when_the_hook_is_built(kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        EMAHook(**kwargs)
+
+
+def test_the_error_names_the_custom_hooks_key_of_the_config():
+    hooks = [dict(type="EMAHook"), dict(type="EMAHook", momentun=0.1)]
+    with pytest.raises(TypeError, match=r"cfg\.custom_hooks\.1 .*'momentun'"):
+        HOOKS.build(Config(dict(custom_hooks=hooks)).custom_hooks[1])
 
 
 def test_a_begin_after_the_end_of_training_is_an_error(ema_runner):
