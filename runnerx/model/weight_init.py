@@ -146,14 +146,27 @@ def initialize(module: nn.Module, init_cfg: Mapping | list[Mapping]) -> None:
         raise TypeError(f"init_cfg must be a dict or a list of dicts, but got {type(init_cfg)}")
     for cfg in init_cfg:
         cfg = dict(copy.deepcopy(cfg))  # an init_cfg may be shared by several modules
-        override = cfg.pop("override", None)
+        overrides = _override_entries(cfg.pop("override", None))
         initializer = build_initializer(cfg)
         initializer(module)
         _warn_if_no_layer_matched(module, initializer, cfg)
-        if override is not None:
-            cfg.pop("layer", None)
-            for entry in [override] if isinstance(override, Mapping) else override:
-                _initialize_override(module, dict(copy.deepcopy(entry)), cfg)
+        cfg.pop("layer", None)
+        for entry in overrides:
+            _initialize_override(module, entry, cfg)
+
+
+def _override_entries(override: Any) -> list[dict]:
+    """An entry's ``override`` (None, a dict or a list of dicts) as a list of dicts, refused
+    before anything is initialised when it has another form."""
+    entries = [] if override is None else [override] if isinstance(override, Mapping) else override
+    if not isinstance(entries, (list, tuple)) or not all(
+        isinstance(entry, Mapping) for entry in entries
+    ):
+        raise TypeError(
+            "init_cfg.override must be a dict or a list of dicts, each naming a child module, "
+            f"e.g. override=dict(name='head', type='Constant', val=0), but got {override!r}"
+        )
+    return [dict(entry) for entry in entries]
 
 
 def build_initializer(cfg: dict, wholemodule: bool = False) -> Callable[[nn.Module], None]:

@@ -312,13 +312,25 @@ class BaseDataElement:
         }
 
     def __repr__(self) -> str:
-        lines = [f"<{type(self).__name__}("]
-        for title, items in (
-            ("META INFORMATION", self.metainfo_items()),
-            ("DATA FIELDS", self.items()),
+        """MMEngine's layout: a blank line before each section, one field a line, a dict
+        value's items and a nested element's lines indented one level deeper."""
+        body = ""
+        for title, fields in (
+            ("META INFORMATION", dict(self.metainfo_items())),
+            ("DATA FIELDS", dict(self.items())),
         ):
-            lines.append(f"    {title}")
-            for name, value in items:  # a nested element's lines indented under its name
-                lines.append(f"    {name}: " + repr(value).replace("\n", "\n    "))
-        lines.append(f") at {hex(id(self))}>")
-        return "\n".join(lines)
+            body += f"\n\n    {title}" + _indent(_dump_fields(fields))
+        return f"<{type(self).__name__}({body}\n) at {hex(id(self))}>"
+
+
+def _indent(text: str) -> str:
+    """``text`` with every line after its first indented by four spaces."""
+    return text.replace("\n", "\n    ")
+
+
+def _dump_fields(fields: dict) -> str:
+    """One ``\\nname: value`` line per field, a dict value as its own indented fields."""
+    return "".join(
+        f"\n{name}: " + _indent(_dump_fields(value) if isinstance(value, dict) else repr(value))
+        for name, value in fields.items()
+    )

@@ -34,6 +34,13 @@ def _as_index_tensor(item: list | np.ndarray | torch.Tensor) -> torch.Tensor:
                 f"InstanceData can be indexed by integer or bool arrays, but got dtype {item.dtype}"
             )
         item = torch.from_numpy(item)
+    if item.dtype == torch.uint8:
+        # torch reads a uint8 index as a (deprecated) mask; refused rather than guessed
+        raise TypeAssertionError(
+            "InstanceData cannot be indexed by a torch.uint8 tensor: torch reads one as a "
+            "(deprecated) mask, not as positions; pass a bool mask (mask.bool()) or int64 "
+            "positions (index.long())"
+        )
     if item.dtype != torch.bool:
         if item.dtype.is_floating_point or item.dtype.is_complex:
             raise TypeAssertionError(
@@ -84,7 +91,7 @@ class InstanceData(BaseDataElement):
         both = InstanceData.cat([pred, kept])   # 5 instances
 
     Indexing takes an int (keeps the dimension), a slice, a list, an integer or bool numpy
-    array or tensor, or a field name (its value).
+    array or tensor (not a torch.uint8 one: use ``mask.bool()``), or a field name (its value).
     """
 
     def __setattr__(self, name: str, value: Any) -> None:

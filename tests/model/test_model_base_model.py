@@ -112,6 +112,18 @@ def test_parse_losses_logs_the_total_under_loss_when_a_key_is_named_loss():
     assert log_vars["loss"].item() == 3.0
 
 
+def test_parse_losses_takes_an_empty_list_as_a_term_that_adds_nothing():
+    model = TinyClassifier()
+    total = torch.tensor(1.0, requires_grad=True)
+    loss, log_vars = model.parse_losses(dict(loss=total, loss_x=[], acc=()))
+    assert loss is total  # the empty terms add nothing
+    assert list(log_vars) == ["loss", "loss_x", "acc"]
+    assert [v.item() for v in log_vars.values()] == [1.0, 0.0, 0.0]
+    assert all(v.dim() == 0 and not v.requires_grad for v in log_vars.values())
+    with pytest.raises(ValueError, match=r"whose loss keys \['loss_x'\] hold empty lists"):
+        model.parse_losses(dict(loss_x=[], acc=torch.tensor(1.0)))
+
+
 def test_parse_losses_reads_nothing_back_from_the_device(counting_tensor):
     model = TinyClassifier()
     losses = dict(
@@ -130,7 +142,11 @@ def test_parse_losses_reads_nothing_back_from_the_device(counting_tensor):
         (lambda logits: logits.sum(), "returned Tensor, but it must return a dict of loss"),
         (lambda logits: [logits.sum()], "returned list, but it must return a dict of loss"),
         (lambda logits: dict(loss=logits.sum(), n=3), "key 'n' holds int"),
-        (lambda logits: dict(loss=[logits.sum(), 1.0]), "key 'loss' holds list"),
+        (lambda logits: dict(loss=[logits.sum(), 1.0]), "key 'loss' holds list of Tensor, float;"),
+        (
+            lambda logits: dict(loss=logits.sum(), loss_x=[1, 2.0]),
+            "'loss_x' holds list of float, int;",
+        ),
     ],
 )
 def test_bad_loss_outputs_get_a_type_error_that_says_what_and_what_is_expected(

@@ -143,6 +143,9 @@ def test_img_preprocessor_moves_to_its_device_before_normalising():
         (dict(mean=[1, 2, 3]), "must be given together"),
         (dict(mean=[1, 2], std=[1, 2]), r"mean must have 1 value .* but got 2"),
         (dict(mean=[1, 2, 3], std=[1, 0.0, 2]), r"std must be non-zero .* got \[1, 0\.0, 2\]$"),
+        (dict(pad_size_divisor=0), "pad_size_divisor must be an int >= 1 .* but got 0$"),
+        (dict(pad_size_divisor=-8), "pad_size_divisor must be an int >= 1 .* but got -8$"),
+        (dict(pad_size_divisor=4.0), "pad_size_divisor must be an int >= 1 .* but got 4.0$"),
     ],
 )
 def test_img_preprocessor_rejects_bad_settings(kwargs, message):
@@ -160,11 +163,40 @@ def test_img_preprocessor_rejects_bad_inputs():
         three_channel(dict(inputs="image.png"))
 
 
+@pytest.mark.parametrize("channels", [1, 2, 4])
+@pytest.mark.parametrize("argument", ["bgr_to_rgb", "rgb_to_bgr"])
+def test_channel_swaps_refuse_images_without_3_channels(argument, channels):
+    preprocessor = ImgDataPreprocessor(**{argument: True})
+    images = torch.arange(channels * 4, dtype=torch.uint8).view(channels, 2, 2)
+    expected = rf"{argument}=True swaps the channels of 3-channel images, but got {channels} "
+    for inputs in ([images], images[None]):  # a list of images, and a stacked batch
+        with pytest.raises(ValueError, match=expected):
+            preprocessor(dict(inputs=inputs))
+    assert preprocessor(dict(inputs=[torch.ones(3, 2, 2)]))["inputs"].shape == (1, 3, 2, 2)
+    with pytest.raises(ValueError, match=r"but got no channel dimension \(shape \(3, 5\)\)"):
+        preprocessor(dict(inputs=[torch.ones(3, 5)]))  # a gray (H, W) image: rows not swapped
+
+
+@pytest.mark.parametrize(
+    ("batch", "got"),
+    [
+        ((torch.ones(1, 3, 2, 2), None), "but got tuple;"),
+        ([torch.ones(3, 2, 2)], "but got list;"),
+        (dict(images=torch.ones(1, 3, 2, 2)), r"but got keys \['images'\];"),
+    ],
+)
+def test_img_preprocessor_needs_a_batch_dict_with_inputs(batch, got):
+    with pytest.raises(TypeError, match=rf"a batch dict with an 'inputs' key .* {got}"):
+        ImgDataPreprocessor()(batch)
+
+
 def test_stack_batch_without_padding_stacks():
     tensors = [torch.full((2, 3, 3), float(i)) for i in range(3)]
     assert torch.equal(stack_batch(tensors), torch.stack(tensors))
     with pytest.raises(ValueError, match="cannot stack"):
         stack_batch([torch.ones(1, 2), torch.ones(1, 2, 2)])
+    with pytest.raises(ValueError, match="pad_size_divisor must be an int >= 1"):
+        stack_batch(tensors, pad_size_divisor=0)
 
 
 def test_stack_batch_takes_mmengine_keywords():

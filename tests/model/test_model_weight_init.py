@@ -97,11 +97,22 @@ def test_an_entry_without_layer_or_override_initialises_nothing():
         (dict(type="Xavier", layer="Linear", distribution="gauss"), ValueError, "'normal' or"),
         (dict(type="Constant", val=1, override=dict(name="tail")), ValueError, "no such child"),
         (dict(type="Constant", val=1, override=dict(type="Constant")), ValueError, "'name' key"),
+        *(
+            (
+                dict(type="Constant", val=1, layer="Linear", override=override),
+                TypeError,
+                r"init_cfg.override must be a dict or a list of dicts, .* override=dict\(name=",
+            )
+            for override in ("head", ["head"], 3, [dict(name="head"), "fc"])
+        ),
     ],
 )
 def test_bad_init_cfg_gets_a_clear_error(cfg, error, message):
+    net = Net()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
     with pytest.raises(error, match=message):
-        initialize(Net(), cfg)
+        initialize(net, cfg)
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
 
 
 def save_source_weights(path, net, **extra):

@@ -93,6 +93,7 @@ INDICES = {
     "long tensor": torch.tensor([3, 1]),
     "empty long tensor": torch.tensor([], dtype=torch.long),
     "bool tensor": torch.tensor([True, False, True, True]),
+    "uint8 tensor": torch.tensor([1, 0, 1, 0], dtype=torch.uint8),
     "all-false mask": torch.zeros(4, dtype=torch.bool),
     "long out of range": torch.tensor([7]),
     "short mask": torch.tensor([True, False]),
@@ -136,6 +137,11 @@ def test_index_errors_say_what_is_wrong():
         data[torch.tensor([True])]
     with pytest.raises(TypeError, match="integer or bool tensors, but got torch.float32"):
         data[torch.tensor([1.0])]
+    with pytest.raises(
+        TypeError, match=r"torch.uint8 tensor: .* pass a bool mask \(mask.bool\(\)\)"
+    ):
+        data[torch.tensor([1, 0, 1, 0], dtype=torch.uint8)]  # not the positions 1, 0, 1, 0
+    assert data[np.array([1, 0], dtype=np.uint8)].names == ["b", "a"]  # numpy: positions
     with pytest.raises(ValueError, match="must be 1-D, but got shape \\(1, 2\\)"):
         data[torch.tensor([[0, 1]])]
     with pytest.raises(IndexError, match="index 7 is out of range"):

@@ -116,8 +116,9 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
         log variables: ``'loss'`` (the total) first, then every entry in order, detached.
 
         An entry is a tensor (averaged if it has more than one element) or a list of tensors
-        (the sum of their averages). Entries without ``'loss'`` in their key, such as an
-        accuracy, are logged but not optimised. Nothing is read back from the device.
+        (the sum of their averages; an empty list adds nothing and is logged as 0, as in
+        MMEngine). Entries without ``'loss'`` in their key, such as an accuracy, are logged
+        but not optimised. Nothing is read back from the device.
         """
         if type(losses) is dict and len(losses) == 1:  # the usual dict(loss=...): quickly
             loss = losses.get("loss")
@@ -129,30 +130,36 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
                 f"{type(losses).__name__}, but it must return a dict of loss tensors, "
                 "e.g. dict(loss=F.cross_entropy(logits, labels))"
             )
-        values = {}
+        values = {}  # None for an empty list
         for name, value in losses.items():
             if isinstance(value, torch.Tensor):
                 values[name] = value if value.dim() == 0 else value.mean()
-            elif isinstance(value, (list, tuple)) and value and _all_tensors(value):
-                values[name] = sum(item.mean() for item in value)
+            elif isinstance(value, (list, tuple)) and _all_tensors(value):
+                values[name] = sum(item.mean() for item in value) if value else None
             else:
                 raise TypeError(
                     f"{type(self).__name__}.forward(mode='loss') returned a dict whose key "
-                    f"{name!r} holds {type(value).__name__}; every value must be a tensor or a "
+                    f"{name!r} holds {_describe(value)}; every value must be a tensor or a "
                     "list of tensors (keys containing 'loss' are summed into the loss, the "
                     "others are only logged)"
                 )
-        loss_terms = [value for name, value in values.items() if "loss" in name]
+        loss_terms = [v for name, v in values.items() if "loss" in name and v is not None]
         if not loss_terms:
+            empty = [name for name in values if "loss" in name]  # only empty lists
+            why = (
+                f"whose loss keys {empty} hold empty lists"
+                if empty
+                else "none of which contains 'loss'"
+            )
             raise ValueError(
-                f"{type(self).__name__}.forward(mode='loss') returned keys {list(values)}, none "
-                "of which contains 'loss', so there is nothing to optimise"
+                f"{type(self).__name__}.forward(mode='loss') returned keys {list(values)}, "
+                f"{why}, so there is nothing to optimise"
             )
         loss = loss_terms[0] if len(loss_terms) == 1 else sum(loss_terms)
         log_vars = {"loss": loss.detach()}
         for name, value in values.items():
             if name != "loss":
-                log_vars[name] = value.detach()
+                log_vars[name] = loss.new_zeros(()) if value is None else value.detach()
         return loss, log_vars
 
     def _preprocess(self, data: Any, training: bool) -> Any:
@@ -237,3 +244,11 @@ def check_forward_takes_mode(model: nn.Module) -> None:
 
 def _all_tensors(items: list | tuple) -> bool:
     return all(isinstance(item, torch.Tensor) for item in items)
+
+
+def _describe(value: Any) -> str:
+    """``value``'s type, and for a list or tuple the types of its items: 'list of float, int'."""
+    if isinstance(value, (list, tuple)):
+        kinds = sorted({type(item).__name__ for item in value})
+        return f"{type(value).__name__} of {', '.join(kinds)}"
+    return type(value).__name__

@@ -9,6 +9,7 @@ A model's ``data_preprocessor`` is a module of the model, so it follows the mode
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -137,12 +138,23 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
                 )
             self.register_buffer("mean", torch.tensor(mean).view(-1, 1, 1), persistent=False)
             self.register_buffer("std", torch.tensor(std).view(-1, 1, 1), persistent=False)
-        self._channel_conversion = bgr_to_rgb or rgb_to_bgr
+        # the argument named when an image without 3 channels cannot be swapped
+        self._channel_conversion = (
+            "bgr_to_rgb" if bgr_to_rgb else "rgb_to_bgr" if rgb_to_bgr else ""
+        )
+        _check_divisor(pad_size_divisor)
         self.pad_size_divisor = pad_size_divisor
         self.pad_value = pad_value
 
     def forward(self, data: Mapping, training: bool = False) -> dict:
         """Return ``data`` with ``inputs`` a normalised, padded float batch on the device."""
+        if (type(data) is not dict and not isinstance(data, Mapping)) or "inputs" not in data:
+            got = f"keys {list(data)}" if isinstance(data, Mapping) else type(data).__name__
+            raise TypeError(
+                "ImgDataPreprocessor takes a batch dict with an 'inputs' key (and optionally "
+                f"'data_samples'), e.g. dict(inputs=[image, ...]), but got {got}; a dataset "
+                "sample should be a dict such as dict(inputs=image, data_samples=label)"
+            )
         data = dict(self.cast_data(data))  # a new dict: the caller's batch stays as it was
         inputs = data["inputs"]
         if isinstance(inputs, torch.Tensor):
@@ -168,6 +180,17 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
 
     def _normalize(self, images: torch.Tensor, channel_dim: int) -> torch.Tensor:
         if self._channel_conversion:
+            if images.dim() != channel_dim + 3 or images.shape[channel_dim] != 3:
+                found = (
+                    f"{images.shape[channel_dim]} channels"
+                    if images.dim() == channel_dim + 3
+                    else "no channel dimension"
+                )
+                raise ValueAssertionError(
+                    f"{self._channel_conversion}=True swaps the channels of 3-channel images, "
+                    f"but got {found} (shape {tuple(images.shape)}); set "
+                    f"{self._channel_conversion}=False for images that are not BGR or RGB"
+                )
             images = images.flip(channel_dim)
         images = images.float()
         if self._enable_normalize:
@@ -196,6 +219,7 @@ def stack_batch(
     of ``pad_size_divisor`` (MMEngine's ``stack_batch``, parameter names included)."""
     if not tensor_list:
         raise ValueAssertionError("stack_batch needs at least one tensor")
+    _check_divisor(pad_size_divisor)
     if len({tensor.dim() for tensor in tensor_list}) != 1:
         raise ValueAssertionError(
             f"cannot stack tensors of shapes {[tuple(t.shape) for t in tensor_list]}"
@@ -212,6 +236,17 @@ def stack_batch(
             pad += [0, target[dim] - tensor.shape[dim]]
         padded.append(F.pad(tensor, pad, value=pad_value) if any(pad) else tensor)
     return torch.stack(padded)
+
+
+def _check_divisor(pad_size_divisor: Any) -> None:
+    valid = isinstance(pad_size_divisor, numbers.Integral) and not isinstance(
+        pad_size_divisor, bool
+    )
+    if not valid or pad_size_divisor < 1:
+        raise ValueAssertionError(
+            "pad_size_divisor must be an int >= 1 (1: no padding beyond the largest image), "
+            f"but got {pad_size_divisor!r}"
+        )
 
 
 def _round_up(size: int, divisor: int) -> int:
