@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -43,24 +44,42 @@ def resolve_amp_dtype(dtype: Any, device_type: str = "cuda") -> torch.dtype:
     )
 
 
-def build_loss_scaler(loss_scale: Any, device_type: str, use_fsdp: bool) -> tuple[Any, Any]:
-    """``(GradScaler, fixed scale or None)`` for ``optim_wrapper.loss_scale``."""
+def _scaler_type(use_fsdp: bool) -> type:
     if use_fsdp:
-        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler as scaler_type
-    else:
-        scaler_type = torch.amp.GradScaler
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        return ShardedGradScaler
+    return torch.amp.GradScaler
+
+
+def check_loss_scale(loss_scale: Any, use_fsdp: bool = False) -> None:
+    """Raise a TypeError naming ``optim_wrapper.loss_scale`` unless it is one of
+    ``_LOSS_SCALE_FORMS`` (a dict: of arguments the scaler takes)."""
     if loss_scale == "dynamic":
-        return scaler_type(device_type), None
+        return
     if isinstance(loss_scale, (int, float)) and not isinstance(loss_scale, bool) and loss_scale > 0:
-        return scaler_type(device_type, init_scale=float(loss_scale)), float(loss_scale)
+        return
     if isinstance(loss_scale, Mapping):
-        check_arguments(scaler_type, list(loss_scale), "optim_wrapper.loss_scale", skip=1)
-        return scaler_type(device_type, **loss_scale), None
+        check_arguments(
+            _scaler_type(use_fsdp), list(loss_scale), "optim_wrapper.loss_scale", skip=1
+        )
+        return
     raise mark_wrapped(
         TypeError(
             f"optim_wrapper.loss_scale={loss_scale!r} is not valid; expected {_LOSS_SCALE_FORMS}"
         )
     )
+
+
+def build_loss_scaler(loss_scale: Any, device_type: str, use_fsdp: bool) -> tuple[Any, Any]:
+    """``(GradScaler, fixed scale or None)`` for ``optim_wrapper.loss_scale``."""
+    check_loss_scale(loss_scale, use_fsdp)
+    scaler_type = _scaler_type(use_fsdp)
+    if isinstance(loss_scale, Mapping):
+        return scaler_type(device_type, **loss_scale), None
+    if loss_scale == "dynamic":
+        return scaler_type(device_type), None
+    return scaler_type(device_type, init_scale=float(loss_scale)), float(loss_scale)
 
 
 def _device_type(optimizer: torch.optim.Optimizer) -> str:
@@ -103,8 +122,13 @@ class AmpOptimWrapper(OptimWrapper):
     Gradients are unscaled before clipping; a step whose gradients hold inf/nan is skipped
     and the scale lowered. ``'train/loss_scale'`` and ``'train/skipped_steps'`` (the count so
     far) go to the MessageHub as tensors, read only when logged. ``dtype='bfloat16'`` (the
-    default on CPU) needs no scaler. The scaler's state is saved under ``'loss_scaler'``.
+    default on CPU) needs no scaler: ``loss_scale`` is checked all the same, and one other
+    than ``'dynamic'`` is warned about (it has no effect). The scaler's state is saved under
+    ``'loss_scaler'``. ``valid_dtypes`` names the ``dtype`` strings taken (as in MMEngine,
+    whose list also has float32 and float64, which runnerx refuses); a subclass may narrow it.
     """
+
+    valid_dtypes: tuple[str, ...] = tuple(AMP_DTYPES)
 
     def __init__(
         self,
@@ -117,8 +141,16 @@ class AmpOptimWrapper(OptimWrapper):
         clip_grad: dict | None = None,
     ) -> None:
         super().__init__(optimizer, accumulative_counts, clip_grad)
+        check_loss_scale(loss_scale, use_fsdp)  # also where bfloat16 makes no scaler
         self._device_type = _device_type(self.optimizer)
         self.cast_dtype = resolve_amp_dtype(dtype, self._device_type)
+        if isinstance(dtype, str) and dtype not in self.valid_dtypes:
+            raise mark_wrapped(
+                ValueAssertionError(
+                    f"optim_wrapper.dtype={dtype!r} is not one of {type(self).__name__}'s "
+                    f"valid_dtypes {self.valid_dtypes}"
+                )
+            )
         bf16_on_gpu = self._device_type == "cuda" and self.cast_dtype is torch.bfloat16
         if bf16_on_gpu and not torch.cuda.is_bf16_supported():
             raise mark_wrapped(
@@ -136,6 +168,13 @@ class AmpOptimWrapper(OptimWrapper):
             )
             if self.message_hub is None:
                 self.message_hub = current_message_hub()
+        elif loss_scale != "dynamic":
+            warnings.warn(
+                f"optim_wrapper.loss_scale={loss_scale!r} has no effect: the dtype is bfloat16, "
+                "which needs no loss scaling (no scaler is made); drop loss_scale, or set "
+                "dtype='float16' to scale the loss",
+                stacklevel=2,
+            )
 
     def backward(self, loss: torch.Tensor, **kwargs: Any) -> None:
         """Backward the (scaled, for float16) loss, counting one micro-step."""

@@ -196,8 +196,9 @@ class OptimWrapper:
         ``init_counts`` is the number of iterations already done (non-zero on resume),
         ``max_counts`` the total; with ``epoch_length`` (iterations per epoch) windows
         restart at every epoch boundary, which is logged (INFO) when ``epoch_length`` is not
-        a multiple of ``accumulative_counts``: MMEngine's windows run across epochs, so its
-        updates differ then. The train loop calls this before training.
+        a multiple of ``accumulative_counts`` and the run is longer than one epoch: MMEngine's
+        windows run across epochs, so its updates differ then. The train loop calls this
+        before training.
         """
         for name, value in (("init_counts", init_counts), ("max_counts", max_counts)):
             if not isinstance(value, int) or value < 0:
@@ -209,7 +210,13 @@ class OptimWrapper:
         self._epoch_length = epoch_length
         if self._accumulative_counts == 1:
             return
-        if epoch_length is not None and epoch_length % self._accumulative_counts:
+        # only an epoch end inside the run cuts a window that MMEngine's would not: in a run of
+        # one epoch, both cut the last window where the run ends
+        if (
+            epoch_length is not None
+            and max_counts > epoch_length
+            and epoch_length % self._accumulative_counts
+        ):
             _log_epoch_end_windows(self._accumulative_counts, epoch_length)
         if init_counts < max_counts and self._window(init_counts)[0] != init_counts:
             warnings.warn(

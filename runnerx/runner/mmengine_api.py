@@ -182,27 +182,37 @@ class MMEngineRunnerAPI:
         )
 
     def _build_optimization(self) -> None:
-        """Build the optim wrapper (its lr scaled first when ``auto_scale_lr.enable``) and the
-        schedulers from their configs; built ones are kept. ``train()`` needs them, and so
-        does ``resume()`` called before it, as in MMEngine."""
+        """Build the optim wrapper, with ``auto_scale_lr.enable`` its lr scaled (a config's
+        before building, an optimizer given built after, each optimizer once: see
+        :mod:`runnerx.optim.lr_scaling`), and the schedulers from their configs; built ones
+        are kept. ``train()`` needs them, and so does ``resume()`` called before it, as in
+        MMEngine."""
         from runnerx.data.build import batch_size_of
-        from runnerx.optim import scale_lr
+        from runnerx.optim.lr_scaling import build_with_scaled_lr
 
         loop = self.train_loop  # a Runner without train_cfg says so here
         optim_cfg = self.optim_wrapper
+        batch_size = batch_size_of(loop.dataloader)
         if isinstance(optim_cfg, dict):  # the first build
-            batch_size = batch_size_of(loop.dataloader)
             self._log_batch_per_process(batch_size)
-            if (self.auto_scale_lr or {}).get("enable", False):
-                if batch_size is None:
-                    raise ValueError(
-                        "auto_scale_lr.enable=True scales the lr by the batch size, but "
-                        "train_dataloader has none (neither batch_size nor a batch_sampler "
-                        "with one): give train_dataloader.batch_size"
-                    )
-                real_batch = self.world_size * batch_size
-                optim_cfg = scale_lr(optim_cfg, self.auto_scale_lr, real_batch, self.logger)
-        self.optim_wrapper = self.build_optim_wrapper(optim_cfg)
+        scale = self.auto_scale_lr
+        if scale is None:
+            self.optim_wrapper = self.build_optim_wrapper(optim_cfg)
+        else:
+            if batch_size is None and isinstance(scale, Mapping) and scale.get("enable", False):
+                raise ValueError(
+                    "auto_scale_lr.enable=True scales the lr by the batch size, but "
+                    "train_dataloader has none (neither batch_size nor a batch_sampler "
+                    "with one): give train_dataloader.batch_size"
+                )
+            self.optim_wrapper = build_with_scaled_lr(
+                self.build_optim_wrapper,
+                optim_cfg,
+                scale,
+                None if batch_size is None else self.world_size * batch_size,
+                self.param_schedulers,
+                self.logger,
+            )
         if self.param_schedulers is not None:
             self.param_schedulers = self.build_param_scheduler(self.param_schedulers)
 

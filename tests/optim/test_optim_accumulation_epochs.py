@@ -17,13 +17,13 @@ MESSAGE = "does not divide the 4 iterations of an epoch"
 pytestmark = pytest.mark.filterwarnings("ignore:the model has BatchNorm layers")
 
 
-def train_log(tmp_path, accumulative_counts: int) -> str:
-    """The log of a 2-epoch run (4 iterations per epoch) with ``accumulative_counts``."""
+def train_log(tmp_path, accumulative_counts: int, max_epochs: int = 2) -> str:
+    """The log of a run of ``max_epochs`` (4 iterations each) with ``accumulative_counts``."""
     runner = Runner(
         model=oracle_net.model_class(BaseModel)(),
         work_dir=str(tmp_path),
         train_dataloader=loader(shuffle=False),
-        train_cfg={"by_epoch": True, "max_epochs": 2},
+        train_cfg={"by_epoch": True, "max_epochs": max_epochs},
         optim_wrapper={
             "optimizer": {"type": "SGD", "lr": 0.1},
             "accumulative_counts": accumulative_counts,
@@ -47,3 +47,8 @@ def test_an_epoch_length_that_is_no_multiple_of_the_window_is_logged_once(tmp_pa
 @pytest.mark.parametrize("accumulative_counts", [1, 2, 4])
 def test_windows_that_fit_the_epoch_are_not_logged(tmp_path, accumulative_counts):
     assert MESSAGE not in train_log(tmp_path, accumulative_counts)
+
+
+def test_a_run_of_one_epoch_is_not_logged(tmp_path):
+    """Its only epoch end is the run's end, where MMEngine's last window ends too."""
+    assert MESSAGE not in train_log(tmp_path, accumulative_counts=3, max_epochs=1)

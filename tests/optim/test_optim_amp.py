@@ -1,6 +1,7 @@
 """AmpOptimWrapper on CPU: fp16 with a loss scaler (inf recovery), bf16 autocast, errors."""
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -167,3 +168,39 @@ def test_bad_loss_scale(loss_scale, message):
 def test_loss_scale_dict_reaches_the_scaler():
     wrapper = amp_wrapper(net(), dtype="float16", loss_scale=dict(init_scale=1024.0))
     assert wrapper.loss_scaler.get_scale() == 1024.0
+
+
+@pytest.mark.parametrize(
+    ("loss_scale", "error", "message"),
+    [
+        ("static", TypeError, "optim_wrapper.loss_scale='static' is not valid"),
+        (dict(init_scal=8.0), TypeError, "Did you mean 'init_scale'"),
+        (0, TypeError, "optim_wrapper.loss_scale=0 is not valid"),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["bfloat16", None])  # None: bfloat16 on CPU
+def test_bf16_refuses_the_loss_scale_fp16_refuses(dtype, loss_scale, error, message):
+    with pytest.raises(error, match=message):
+        amp_wrapper(net(), dtype=dtype, loss_scale=loss_scale)
+
+
+@pytest.mark.parametrize("loss_scale", [128.0, dict(init_scale=8.0)])
+def test_a_loss_scale_bf16_does_not_use_is_warned_about(loss_scale):
+    with pytest.warns(UserWarning, match=r"optim_wrapper\.loss_scale=.* has no effect: .*bfloat16"):
+        wrapper = amp_wrapper(net(), dtype="bfloat16", loss_scale=loss_scale)
+    assert wrapper.loss_scaler is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        amp_wrapper(net(), dtype="bfloat16", loss_scale="dynamic")  # the default: no warning
+
+
+def test_valid_dtypes_names_the_dtypes_taken_and_a_subclass_may_narrow_them():
+    assert AmpOptimWrapper.valid_dtypes == ("float16", "bfloat16")
+
+    class Bf16Only(AmpOptimWrapper):
+        valid_dtypes = ("bfloat16",)
+
+    model = net()
+    Bf16Only(dtype="bfloat16", optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+    with pytest.raises(ValueError, match=r"dtype='float16' is not one of Bf16Only's valid_dtypes"):
+        Bf16Only(dtype="float16", optimizer=torch.optim.SGD(model.parameters(), lr=0.1))

@@ -11,17 +11,15 @@ is kept in the group as ``initial_<param_name>`` by the first scheduler built on
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from runnerx.logging.logger import print_log
 from runnerx.utils import lazy_attributes
 from runnerx.utils.errors import ValueAssertionError
 
 #: ``end`` of a scheduler that never stops (MMEngine's value, so state dicts agree).
 INF = int(1e9)
-
-_logger = logging.getLogger(__name__)
 
 
 class ParamGroupKeyError(KeyError):
@@ -185,9 +183,15 @@ class _ParamScheduler:
             self.last_step += 1
             for index, (group, value) in enumerate(zip(groups, self._get_value())):
                 group[name] = value
-                if self.verbose:
-                    _logger.info(f"Adjusting parameter value of group {index} to {value:.4e}.")
+                self.print_value(self.verbose, index, value)
         self._last_value = [group[name] for group in groups]
+
+    def print_value(self, is_verbose: bool, group: int, value: float) -> None:
+        """Log (INFO) the value just set in param group ``group`` when ``is_verbose``
+        (``verbose=True``), through the current logger: the running Runner's, else printed.
+        ``step()`` calls it for every group it changes, as MMEngine's does."""
+        if is_verbose:
+            print_log(f"Adjusting parameter value of group {group} to {value:.4e}.", "current")
 
     def _get_value(self) -> list:
         """The next value of every param group (at step ``last_step`` of the window)."""

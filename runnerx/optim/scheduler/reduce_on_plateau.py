@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from typing import Any
 
+from runnerx.logging.logger import print_log
 from runnerx.optim.scheduler.lr_schedulers import LRSchedulerMixin
 from runnerx.optim.scheduler.momentum_schedulers import MomentumSchedulerMixin
 from runnerx.optim.scheduler.param_scheduler import (
@@ -18,8 +18,6 @@ from runnerx.optim.scheduler.param_scheduler import (
 from runnerx.registry import PARAM_SCHEDULERS
 from runnerx.suggest import close_matches
 from runnerx.utils.errors import ValueAssertionError
-
-_logger = logging.getLogger(__name__)
 
 
 @PARAM_SCHEDULERS.register_module()
@@ -162,8 +160,16 @@ class ReduceOnPlateauParamScheduler(_ParamScheduler):
             reduced = max(current * self.factor, floor)
             if current - reduced > self.eps:
                 group[name] = reduced
-                if self.verbose:
-                    _logger.info(f"Adjusting parameter value of group {index} to {reduced:.4e}.")
+                self.print_value(self.verbose, index, reduced)
+
+    def print_value(self, is_verbose: bool, group: int, value: float) -> None:
+        """As :meth:`_ParamScheduler.print_value`, also saying at which epoch (MMEngine's line)."""
+        if is_verbose:
+            print_log(
+                f"Adjusting parameter value of group {group} to {value:.4e} in epoch "
+                f"{self.last_step}.",
+                "current",
+            )
 
 
 @PARAM_SCHEDULERS.register_module()

@@ -1,5 +1,6 @@
 """Optimizers to schedule and a way to record a schedule, shared by the scheduler tests."""
 
+import logging
 import warnings
 
 import pytest
@@ -91,3 +92,16 @@ def run_like_the_hook():
 def assert_curves_equal():
     """``assert_curves_equal(ours, theirs, rel)``: equal step by step."""
     return _assert_curves_equal
+
+
+@pytest.fixture
+def current_lines(monkeypatch):
+    """The messages that reach the current logger (``print_log``'s) during the test: a
+    logger of the test's own is made current meanwhile."""
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    logger = logging.Logger("current-for-the-test", logging.INFO)
+    logger.addHandler(handler)
+    monkeypatch.setattr("runnerx.logging.logger._current_logger", logger)
+    return lines

@@ -102,6 +102,19 @@ def test_only_the_monitored_key_changes_and_adam_keeps_beta2(make_optimizer, val
     assert values(optimizer, "lr") == [0.1, 0.05]
 
 
+def test_verbose_says_the_value_and_the_epoch_through_the_current_logger(
+    make_optimizer, current_lines
+):
+    scheduler = ReduceOnPlateauLR(make_optimizer(), patience=0, factor=0.5, verbose=True)
+    for _ in range(2):
+        scheduler.step()  # the epoch ends
+        scheduler.step({"loss": 1.0})
+    assert current_lines == [  # MMEngine's lines
+        "Adjusting parameter value of group 0 to 5.0000e-02 in epoch 1.",
+        "Adjusting parameter value of group 1 to 2.5000e-02 in epoch 1.",
+    ]
+
+
 def _save_and_load(state: dict) -> dict:
     buffer = io.BytesIO()
     torch.save(state, buffer)

@@ -129,13 +129,32 @@ def test_schedulers_on_one_param_compose_from_the_first_initial_value(make_optim
     )
 
 
-def test_verbose_logs_each_change_inside_the_window_only(make_optimizer, caplog):
+def test_verbose_logs_each_change_inside_the_window_only(make_optimizer, current_lines):
     optimizer = make_optimizer()
-    with caplog.at_level("INFO", logger="runnerx.optim.scheduler"):
-        scheduler = ours.StepLR(optimizer, step_size=1, gamma=0.5, begin=1, end=2, verbose=True)
-        scheduler.step()
-        scheduler.step()
-    assert [record.getMessage() for record in caplog.records] == [
+    scheduler = ours.StepLR(optimizer, step_size=1, gamma=0.5, begin=1, end=2, verbose=True)
+    scheduler.step()
+    scheduler.step()
+    assert current_lines == [
         "Adjusting parameter value of group 0 to 1.0000e-01.",
         "Adjusting parameter value of group 1 to 5.0000e-02.",
     ]
+
+
+def test_verbose_prints_when_no_logger_is_current(make_optimizer, monkeypatch, capsys):
+    """As MMEngine's print_log(logger='current'), which makes a console logger then."""
+    monkeypatch.setattr("runnerx.logging.logger._current_logger", None)
+    ours.StepLR(make_optimizer(), step_size=1, gamma=0.5, verbose=True)
+    assert capsys.readouterr().out.splitlines() == [
+        "Adjusting parameter value of group 0 to 1.0000e-01.",
+        "Adjusting parameter value of group 1 to 5.0000e-02.",
+    ]
+
+
+def test_step_hands_each_change_to_print_value(make_optimizer):
+    class Recording(ours.MultiStepLR):
+        def print_value(self, is_verbose, group, value):
+            self.printed = [*getattr(self, "printed", []), (is_verbose, group, value)]
+
+    scheduler = Recording(make_optimizer(), milestones=[1], gamma=0.5)
+    scheduler.step()
+    assert scheduler.printed[2:] == [(False, 0, 0.05), (False, 1, 0.025)]
