@@ -24,7 +24,9 @@ import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from runnerx.dist import barrier, get_local_rank, get_world_size
+import torch
+
+from runnerx.dist import all_reduce, get_local_rank, get_world_size
 from runnerx.fileio import get_file_backend
 from runnerx.fileio.backends import prefix_to_backends
 from runnerx.fileio.backends.registry_utils import uri_prefix
@@ -32,6 +34,7 @@ from runnerx.fileio.backends.registry_utils import uri_prefix
 from .io import load_checkpoint as load_local_checkpoint
 from .io import read_checkpoint
 from .model_zoo import load_from_mmcls, load_from_openmmlab, load_from_torchvision
+from .url_errors import download_errors
 
 Reader = Callable[[str, Any], Any]
 
@@ -141,21 +144,40 @@ def load_from_http(
 ) -> Any:
     """An http(s) URL: downloaded once into ``model_dir`` (torch's hub cache by default, see
     :func:`runnerx.utils.dl_utils.load_url`), by the first process of each machine while the
-    others wait, then read safely."""
+    others wait, then read safely. A failed download raises a
+    :class:`~runnerx.checkpoint.url_errors.CheckpointDownloadError` naming the URL."""
     from runnerx.utils.dl_utils import load_url
 
     local_rank = get_local_rank()
-    if local_rank == 0:
-        checkpoint = load_url(
-            filename, model_dir, map_location, progress=False, unsafe_load=unsafe_load
-        )
-    if get_world_size() > 1:
-        barrier()
-    if local_rank > 0:
-        checkpoint = load_url(
-            filename, model_dir, map_location, progress=False, unsafe_load=unsafe_load
-        )
+    with download_errors(filename):
+        failure: Exception | None = None
+        if local_rank == 0:
+            try:
+                checkpoint = load_url(
+                    filename, model_dir, map_location, progress=False, unsafe_load=unsafe_load
+                )
+            except Exception as error:  # the other ranks must learn of it, not wait
+                failure = error
+        failed_elsewhere = get_world_size() > 1 and _failed_on_any_rank(failure is not None)
+        if failed_elsewhere and failure is None:
+            raise RuntimeError(
+                f"downloading {filename} failed on another rank (the first process of "
+                "a machine downloads for the others): see that rank's error"
+            )
+        if failure is not None:
+            raise failure
+        if local_rank > 0:
+            checkpoint = load_url(
+                filename, model_dir, map_location, progress=False, unsafe_load=unsafe_load
+            )
     return checkpoint
+
+
+def _failed_on_any_rank(failed: bool) -> bool:
+    """Whether any rank's download failed: every rank waits here, as at a barrier, and learns
+    the same answer."""
+    flag = torch.tensor([int(failed)])
+    return bool(all_reduce(flag, op="max").item())
 
 
 CheckpointLoader.register_scheme(("http://", "https://"), load_from_http)

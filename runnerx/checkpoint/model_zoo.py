@@ -41,6 +41,8 @@ import torch
 from runnerx.logging import print_log
 from runnerx.suggest import close_matches
 
+from .url_errors import download_errors_named
+
 ENV_RUNNERX_HOME = "RUNNERX_HOME"
 
 #: each table's file in the user's home and in the packages that ship one, in the order asked
@@ -208,7 +210,8 @@ def _read(filename: str, location: str, map_location: Any, unsafe_load: bool) ->
     from .loader import load_from_http, load_from_local  # loader imports this module
 
     if location.startswith(("http://", "https://")):
-        return load_from_http(location, map_location, unsafe_load=unsafe_load)
+        with download_errors_named(filename):
+            return load_from_http(location, map_location, unsafe_load=unsafe_load)
     path = os.path.join(runnerx_home(), os.path.expanduser(location))
     if not os.path.isfile(path):
         raise FileNotFoundError(

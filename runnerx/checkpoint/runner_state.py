@@ -47,6 +47,7 @@ from .resume_checks import (
     warn_of_restored_schedule_ends,
     warn_without_training_state,
 )
+from .url_errors import download_errors_named
 from .work_dir_checkpoints import missing_last_checkpoint, newest_best_checkpoint, resume_from_best
 
 
@@ -279,9 +280,11 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
 
 @contextlib.contextmanager
 def _named_by(key: str) -> Iterator[None]:
-    """A missing checkpoint file is reported with the config key that named it."""
+    """A missing checkpoint file, or a URL that cannot be fetched, is reported with the
+    config key that named it."""
     try:
-        yield
+        with download_errors_named(key):
+            yield
     except FileNotFoundError as err:
         raise FileNotFoundError(f"{key}: {err}") from err
 

@@ -36,6 +36,9 @@ from runnerx.utils import apply_to
 __all__ = ["BaseMetric", "DumpResults"]  # noqa: F822
 
 _COLLECT_DEVICES = ("cpu", "gpu")
+#: the metric classes already warned of having no prefix: once per process and class, as
+#: MMEngine's logger drops a repeated warning (a script that builds many evaluators)
+_WARNED_NO_PREFIX: set[type] = set()
 
 
 class BaseMetric(metaclass=ABCMeta):
@@ -75,8 +78,9 @@ class BaseMetric(metaclass=ABCMeta):
         self.prefix = prefix or self.default_prefix
         self.results: list[Any] = []
         self._dataset_meta: dict | None = None
-        if self.prefix is None and is_main_process():
+        if self.prefix is None and is_main_process() and type(self) not in _WARNED_NO_PREFIX:
             # a line of the run's log (console and file) on rank 0 only, as MMEngine logs it
+            _WARNED_NO_PREFIX.add(type(self))
             print_log(
                 f"metric {name} has no prefix (neither prefix= nor default_prefix is set), so "
                 "its keys are logged without one",

@@ -98,6 +98,8 @@ class LocalVisBackend(BaseVisBackend):
         super().__init__(save_dir)
         if not scalar_save_file.endswith(".json"):
             raise ValueError(f"scalar_save_file must end with .json, got {scalar_save_file!r}")
+        if not config_save_file.endswith(".py"):  # the config is written as Python text
+            raise ValueError(f"config_save_file must end with .py, got {config_save_file!r}")
         self._scalar_path = os.path.join(self._save_dir, scalar_save_file)
         self._config_path = os.path.join(self._save_dir, config_save_file)
         self._image_dir = os.path.join(self._save_dir, img_save_dir)

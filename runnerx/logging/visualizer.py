@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import os
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from runnerx.config.config_dict import keyed_copy
@@ -148,6 +149,11 @@ class Visualizer(DrawingMixin, ManagerMixin):
     ) -> None:
         """Record several scalars at ``step`` in every backend (``file_path``: an extra
         JSON-lines file, relative to the save dir, for backends that write files)."""
+        if not isinstance(scalar_dict, Mapping):  # before any backend has written a line
+            raise TypeError(
+                "Visualizer.add_scalars: scalar_dict must be a dict of name -> value "
+                f"(e.g. {{'loss': 0.5}}), got {type(scalar_dict).__name__}"
+            )
         for backend in self._vis_backends.values():
             backend.add_scalars(scalar_dict, step, file_path, **kwargs)
 

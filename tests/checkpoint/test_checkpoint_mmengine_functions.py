@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import socket
+import urllib.error
 from collections import OrderedDict
 
 import pytest
@@ -14,6 +17,7 @@ from torch import nn
 
 import runnerx.runner as runner_api
 from runnerx.checkpoint import UnsafeCheckpointError
+from runnerx.checkpoint.url_errors import CheckpointDownloadError
 from runnerx.hooks import Hook
 from runnerx.runner import (
     CheckpointLoader,
@@ -182,6 +186,58 @@ def test_load_from_url_in_a_runner(http_server, tmp_path, monkeypatch, make_runn
     fresh = make_runner(max_epochs=1, load_from=f"{url}/tiny.pth", work_dir=str(tmp_path / "w2"))
     fresh.load_or_resume()
     assert same_weights(fresh.model, trained.model)
+
+
+def test_an_http_checkpoint_that_cannot_be_fetched_says_which_and_why(
+    http_server, tmp_path, monkeypatch, make_runner
+):
+    url, _, _ = http_server
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch_home"))
+    with pytest.raises(CheckpointDownloadError) as error:
+        CheckpointLoader.load_checkpoint(f"{url}/gone.pth")
+    assert f"downloading {url}/gone.pth failed: the server answered HTTP 404" in str(error.value)
+    assert isinstance(error.value.__cause__, urllib.error.HTTPError)
+    assert not list((tmp_path / "torch_home").rglob("gone.pth*"))  # no partial file cached
+
+    closed = closed_port_url()
+    runner = make_runner(max_epochs=1, load_from=closed)
+    refused = r"^load_from: downloading .* refused"
+    with pytest.raises(CheckpointDownloadError, match=refused) as error:
+        runner.load_or_resume()
+    assert closed in str(error.value)
+    assert isinstance(error.value.__cause__, urllib.error.URLError)
+
+
+def closed_port_url() -> str:
+    with socket.socket() as unused:  # a port nothing listens on once it is closed
+        unused.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{unused.getsockname()[1]}/x.pth"
+
+
+def download_on_rank(rank, out_dir):
+    """Both ranks of one machine load a URL that cannot be fetched: the error each gets."""
+    from datetime import timedelta
+    from pathlib import Path
+
+    out_dir = Path(out_dir)
+    os.environ.update(LOCAL_RANK=str(rank), TORCH_HOME=str(out_dir / "torch_home"))
+    torch.distributed.init_process_group(
+        "gloo", rank=rank, world_size=2, timeout=timedelta(seconds=30)
+    )
+    try:
+        CheckpointLoader.load_checkpoint((out_dir / "url.txt").read_text())
+    except Exception as error:
+        return type(error).__name__, str(error)
+    return None
+
+
+def test_a_failed_download_on_the_first_rank_fails_the_others_instead_of_hanging(
+    tmp_path, spawn_ranks
+):
+    (tmp_path / "url.txt").write_text(closed_port_url())
+    first, second = spawn_ranks(download_on_rank, tmp_path, 2, timeout=60)
+    assert first[0] == "CheckpointDownloadError" and "refused" in first[1]
+    assert second[0] == "RuntimeError" and "failed on another rank" in second[1]
 
 
 def test_registered_prefixes_and_unknown_ones():

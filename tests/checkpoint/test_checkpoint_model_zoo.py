@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import sys
+import urllib.error
 import urllib.parse
 import warnings
 
@@ -19,6 +20,7 @@ from torch import nn
 
 from runnerx.checkpoint import UnsafeCheckpointError, save_checkpoint
 from runnerx.checkpoint.loader import CheckpointLoader
+from runnerx.checkpoint.url_errors import CheckpointDownloadError
 from runnerx.logging import logger as logger_module
 from runnerx.model import BaseModule
 from runnerx.runner import load_checkpoint
@@ -219,6 +221,16 @@ def test_users_table_wins_for_both_prefixes(http_server, hub, home):
     for name in ("open-mmlab://resnet50_v1c", "openmmlab://resnet50_v1c"):
         assert same(CheckpointLoader.load_checkpoint(name)["state_dict"], mine["state_dict"])
     assert requests == ["/mine.pth"] and (hub / "mine.pth").is_file()  # downloaded once
+
+
+def test_a_zoo_name_whose_url_cannot_be_fetched_names_both(http_server, hub, home):
+    url, _, _ = http_server
+    (home / "open_mmlab.json").write_text(json.dumps({"gone": f"{url}/gone.pth"}))
+    with pytest.raises(CheckpointDownloadError) as error:
+        CheckpointLoader.load_checkpoint("open-mmlab://gone")
+    assert str(error.value).startswith(f"open-mmlab://gone: downloading {url}/gone.pth failed")
+    assert "HTTP 404" in str(error.value)
+    assert isinstance(error.value.__cause__, urllib.error.HTTPError)
 
 
 def test_mmengines_names_resolve_and_load_as_in_mmengine(hub, home):

@@ -1,6 +1,7 @@
 """BaseMetric.evaluate as MMEngine runs it: ``self.results`` is cleared after
 ``compute_metrics`` (a metric that reads it, as MMEngine's segmentation example does, works),
-results reach ``compute_metrics`` on the CPU, and the "no prefix" warning is a log line."""
+results reach ``compute_metrics`` on the CPU, and the "no prefix" warning is one log line per
+metric class."""
 
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from mmengine.evaluator import BaseMetric as MMEngineBaseMetric
 
 import runnerx.logging.logger as logger_module
 from runnerx import Config
-from runnerx.evaluator import BaseMetric
+from runnerx.evaluator import BaseMetric, Evaluator
 from runnerx.logging import get_run_logger
 from runnerx.registry import METRICS
 from runnerx.runner import Runner
@@ -129,6 +130,10 @@ class Bare(BaseMetric):
         return {"count": len(results)}
 
 
+class AlsoBare(Bare):
+    """No prefix either."""
+
+
 def test_a_metric_without_prefix_logs_one_warning_line_and_no_python_warning(
     tmp_path, monkeypatch, recwarn
 ):
@@ -137,9 +142,16 @@ def test_a_metric_without_prefix_logs_one_warning_line_and_no_python_warning(
     metric = Bare()
     metric.process(None, None)
     assert metric.evaluate(1) == {"count": 1}  # keys without a prefix
+    # more evaluators of the same metric class in one process: no more lines, as in MMEngine
+    Evaluator([Bare(), Bare()])
+    Evaluator(Bare())
     lines = [line for line in log_file.read_text().splitlines() if "no prefix" in line]
     assert len(lines) == 1 and " - WARNING - metric Bare has no prefix" in lines[0]
     assert not [w for w in recwarn if "prefix" in str(w.message)]
+    # another class without a prefix is a warning of its own
+    AlsoBare()
+    lines = [line for line in log_file.read_text().splitlines() if "no prefix" in line]
+    assert len(lines) == 2 and " - WARNING - metric AlsoBare has no prefix" in lines[1]
 
 
 @METRICS.register_module(name="TestBaseMetricNoPrefix", force=True)

@@ -47,6 +47,9 @@ def test_local_backend_writes_the_extra_file_path_and_the_config(tmp_path):
     assert Config.fromstring(text, ".py").to_dict() == config.to_dict()
     with pytest.raises(ValueError, match=r"\.json"):
         LocalVisBackend(tmp_path, scalar_save_file="scalars.txt")
+    # the config is Python text: a .json name would hold a file no JSON reader takes
+    with pytest.raises(ValueError, match=r"config_save_file must end with \.py, got 'c\.json'"):
+        LocalVisBackend(tmp_path, config_save_file="c.json")
 
 
 def test_visualizer_from_config_writes_into_save_dir_vis_data(tmp_path):
@@ -64,6 +67,18 @@ def test_visualizer_from_config_writes_into_save_dir_vis_data(tmp_path):
     ]
     assert "a = 1" in (tmp_path / "vis_data" / "config.py").read_text()
     assert isinstance(visualizer.get_backend("LocalVisBackend"), LocalVisBackend)
+
+
+def test_add_scalars_refuses_a_non_mapping_before_any_backend_writes(tmp_path):
+    visualizer = Visualizer(
+        "vis_test_not_a_mapping",
+        vis_backends=[dict(type="LocalVisBackend", name="a"), dict(type="LocalVisBackend")],
+        save_dir=tmp_path,
+    )
+    with pytest.raises(TypeError, match=r"add_scalars: scalar_dict must be a dict.*got list"):
+        visualizer.add_scalars([1, 2], step=3)
+    visualizer.close()
+    assert not (tmp_path / "vis_data" / "scalars.json").exists()
 
 
 def test_visualizer_instances_names_and_backends_without_a_save_dir(tmp_path):
