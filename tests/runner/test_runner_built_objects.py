@@ -138,9 +138,7 @@ def build_sharded(rank, out_dir):
     return None
 
 
-def test_a_model_sharded_by_fully_shard_is_refused_naming_the_sharded_module(
-    tmp_path, spawn_ranks
-):
+def test_a_model_sharded_by_fully_shard_is_refused_naming_the_sharded_module(tmp_path, spawn_ranks):
     (error,) = spawn_ranks(build_sharded, tmp_path, 1, timeout=120)
     assert error is not None and error.startswith("model is already sharded by fully_shard (at fc)")
     assert "strategy=dict(type='FSDP'" in error
