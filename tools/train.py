@@ -12,8 +12,10 @@ torchrun --nproc-per-node 2 tools/train.py configs/digits_convnet.py --launcher 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
+from typing import Any
 
-from runnerx.config import Config
+from runnerx.config import Config, ConfigKeyError
 from runnerx.runner.cli import add_common_args, call_tool, checkpoint_to_test, load_config, run
 
 
@@ -25,8 +27,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--resume",
         nargs="?",
         const="auto",
-        help="resume from this checkpoint ('last': the work dir's last one, which must exist) "
-        "or, with no value, from the newest one in the work dir if there is one",
+        help="resume from this checkpoint ('last': the work dir's last one, which must exist; "
+        "sets resume=True, load_from=PATH) or, with no value or 'auto', from the newest one in "
+        "the work dir if there is one (resume=True, load_from=None)",
     )
     parser.add_argument("--amp", action="store_true", help="automatic mixed precision training")
     parser.add_argument(
@@ -45,29 +48,51 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def apply_train_args(cfg: Config, args: argparse.Namespace) -> Config:
-    """Fold ``--amp``, ``--resume`` and ``--auto-scale-lr`` into the config."""
+    """Fold ``--amp``, ``-O``, ``--resume`` and ``--auto-scale-lr`` into the config, each
+    through ``merge_from_dict`` with the flag as its source, which ``cfg.explain`` names.
+
+    ``--resume PATH`` sets ``resume=True, load_from=PATH`` (as OpenMMLab's tools do: the
+    dumped config resumes from PATH under MMEngine too); ``--resume`` alone (or ``auto``)
+    sets ``resume=True, load_from=None``: the newest checkpoint of the work dir, if any.
+    """
     if args.amp:
         from runnerx.optim import enable_amp
 
-        cfg.optim_wrapper = enable_amp(cfg.optim_wrapper)
+        amp = enable_amp(cfg.optim_wrapper)
+        cfg.merge_from_dict(_changes(cfg.optim_wrapper, amp, "optim_wrapper"), source="--amp")
     if args.opt_level:
         from runnerx.parallel import optimization_level_changes
 
         changes = optimization_level_changes(cfg, args.opt_level)
         cfg.merge_from_dict(changes, source=f"-O{args.opt_level}")
-    if args.resume == "auto":
-        cfg.resume = True
-        cfg.load_from = None
-    elif args.resume is not None:
-        cfg.resume = _checkpoint_to_resume(args.resume, cfg.work_dir)
+    if args.resume is not None:
+        checkpoint = None
+        if args.resume != "auto":
+            checkpoint = _checkpoint_to_resume(args.resume, cfg.work_dir)
+        cfg.merge_from_dict({"resume": True, "load_from": checkpoint}, source="--resume")
     if args.auto_scale_lr:
-        if not cfg.get("auto_scale_lr", {}).get("base_batch_size"):
-            raise KeyError(
-                "--auto-scale-lr needs auto_scale_lr=dict(base_batch_size=N) in the config: the "
-                "total batch size the config's learning rate was tuned for"
+        scaling = cfg.get("auto_scale_lr")
+        if not isinstance(scaling, Mapping) or not scaling.get("base_batch_size"):
+            has = f"auto_scale_lr = {scaling!r}" if "auto_scale_lr" in cfg else "no auto_scale_lr"
+            raise ConfigKeyError(
+                "--auto-scale-lr needs auto_scale_lr = dict(base_batch_size=N) in the config, N "
+                f"being the total batch size the config's learning rate was tuned for; the "
+                f"config has {has}"
             )
-        cfg.auto_scale_lr.enable = True
+        cfg.merge_from_dict({"auto_scale_lr.enable": True}, source="--auto-scale-lr")
     return cfg
+
+
+def _changes(old: Mapping, new: Mapping, prefix: str) -> dict[str, Any]:
+    """The dotted keys (below ``prefix``) whose values ``new`` adds or changes over ``old``."""
+    changes: dict[str, Any] = {}
+    for key, value in new.items():
+        dotted = f"{prefix}.{key}"
+        if key in old and isinstance(value, Mapping) and isinstance(old[key], Mapping):
+            changes.update(_changes(old[key], value, dotted))
+        elif key not in old or old[key] != value:
+            changes[dotted] = value
+    return changes
 
 
 def _checkpoint_to_resume(checkpoint: str, work_dir: str) -> str:

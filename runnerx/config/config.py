@@ -21,11 +21,11 @@ import warnings
 from typing import Any
 
 from .auto_args import add_config_args
-from .config_dict import ConfigDict
+from .config_dict import ConfigDict, unshare
 from .custom_imports import import_modules_from_strings
 from .diff import config_diff
 from .dump import dump_text, write_atomically
-from .errors import ConfigError, ConfigKeyError
+from .errors import ConfigKeyError, ConfigTypeError
 from .loader import load_config_file
 from .merge import merge_into, nest_dotted_keys
 from .option_checks import check_options
@@ -65,6 +65,7 @@ class Config:
                     cfg_text = file.read()
         if not isinstance(cfg_dict, ConfigDict):
             cfg_dict = ConfigDict(cfg_dict)
+        unshare(cfg_dict)
         state = (cfg_dict, filename, cfg_text, dict(env_variables or {}), None, [])
         self.__setstate__(state)
 
@@ -93,7 +94,7 @@ class Config:
         if import_custom_modules and loaded.cfg.get("custom_imports"):
             imports = loaded.cfg["custom_imports"]
             if not isinstance(imports, dict):
-                raise ConfigError(
+                raise ConfigTypeError(
                     f"{filename}: custom_imports must be dict(imports=[...], "
                     f"allow_failed_imports=False), got {imports!r}"
                 )
@@ -196,9 +197,9 @@ class Config:
         """
         if file is None:
             suffix = os.path.splitext(self._filename or "x.py")[1]
-            return dump_text(self.to_dict(), suffix, self.pretty_text)
+            return dump_text(self.to_dict(), suffix)
         file = os.fspath(file)
-        text = dump_text(self.to_dict(), os.path.splitext(file)[1], self.pretty_text)
+        text = dump_text(self.to_dict(), os.path.splitext(file)[1])
         write_atomically(file, text)
         return None
 

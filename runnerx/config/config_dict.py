@@ -134,6 +134,50 @@ def to_plain(value: Any) -> Any:
     return value
 
 
+def unshare(cfg: ConfigDict) -> None:
+    """Give each key of the tree ``cfg`` its own dicts and lists, as MMEngine's loaded configs
+    have: a container met a second time (``test_dataloader = val_dataloader`` in a config
+    file, ``c = _base_.pipeline``) is replaced there by a copy, so that changing one key's
+    value never changes another's. Other values (classes, numbers) stay shared."""
+    _unshared(cfg, None, "", {})
+
+
+def _unshared(value: Any, owner: ConfigDict | None, key: Any, seen: dict[int, tuple]) -> Any:
+    """``value``, a container at ``key`` of ``owner`` (None for the root), with each ConfigDict
+    or list in it that ``seen`` holds replaced by a copy; ``seen`` maps the id of each one
+    kept to its place."""
+    if not isinstance(value, tuple):  # a ConfigDict or a list
+        first = seen.get(id(value))
+        if first is not None:
+            if isinstance(value, ConfigDict):  # it stays where it was first: its owner there
+                object.__setattr__(value, "_ConfigDict__owner", first)
+            return _adopt(to_plain(value), owner, key)  # new containers, hung here
+        seen[id(value)] = (owner, key)
+    if isinstance(value, ConfigDict):
+        for item_key, item in dict.items(value):  # replacing values keeps the keys: safe
+            if isinstance(item, _CONTAINERS):
+                new = _unshared(item, value, item_key, seen)
+                if new is not item:
+                    dict.__setitem__(value, item_key, new)
+        return value
+    changed = None  # a list or tuple: a tuple is immutable, but not what it holds
+    for index, item in enumerate(value):
+        if isinstance(item, _CONTAINERS):
+            new = _unshared(item, owner, f"{key}.{index}", seen)
+            if new is not item:
+                changed = changed or list(value)
+                changed[index] = new
+    if changed is None:
+        return value
+    if isinstance(value, tuple):
+        return _rebuild_sequence(value, changed)
+    value[:] = changed
+    return value
+
+
+_CONTAINERS = (ConfigDict, list, tuple)
+
+
 def config_key_path(cfg: Any) -> str | None:
     """Dotted path of a ConfigDict inside its tree (``'model.backbone'``).
 

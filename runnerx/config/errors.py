@@ -7,9 +7,6 @@ class ConfigError(Exception):
     """A config file cannot be read as written; the message names the file and what to fix."""
 
 
-_RAISED: dict[type, type] = {}
-
-
 def config_raised(message: str, error: Exception) -> ConfigError:
     """A :class:`ConfigError` with ``message`` about ``error``, which the config's own code
     raised, that is also of ``error``'s type: ``except TypeError`` around
@@ -73,6 +70,15 @@ class ConfigParsingError(ConfigError, RuntimeError):
     """A config breaks the rules of the ``with read_base():`` style (a statement other than an
     import in the block, both ``_base_`` and ``with read_base():`` in one inheritance chain,
     ...); a ``RuntimeError`` as MMEngine's ``ConfigParsingError``."""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """A config key holds a value of the wrong kind for what reads it (``custom_imports``
+    given as a list, not a dict); a ``TypeError`` as in MMEngine."""
+
+
+# the error type raised for each type of error a config's own code raised
+_RAISED: dict[type, type] = {TypeError: ConfigTypeError}
 
 
 class InheritanceCycleError(ConfigError):

@@ -6,7 +6,8 @@ The rules are MMEngine's, so inherited configs mean the same here:
 * ``_delete_=True`` in a child dict replaces the inherited dict instead of merging into it;
 * anything that is not a dict (lists and tuples included) replaces the inherited value;
 * a child dict over an inherited non-dict is an error unless it says ``_delete_=True``;
-* with ``allow_list_keys`` (command-line options), a key ``'0'``, ``'1'``... indexes a list.
+* with ``allow_list_keys`` (command-line options), a key ``'0'``, ``'1'``... indexes a list,
+  and the entry there merges as a dict's key would (``_delete_=True`` replaces it).
 """
 
 from __future__ import annotations
@@ -30,27 +31,32 @@ def merge_into(
     for key, value in child.items():
         if key == DELETE_KEY:
             continue  # an instruction about this dict, not a value
-        if allow_list_keys and isinstance(merged, list) and isinstance(key, str) and key.isdigit():
-            index = int(key)
-            if index >= len(merged):
-                raise ConfigKeyError(
-                    f"index {index} is out of range for a list of {len(merged)} items: {merged}"
-                )
-            merged[index] = merge_into(value, merged[index], allow_list_keys, f"{key_path}{key}.")
-        elif isinstance(value, dict) and key in merged:
-            if value.get(DELETE_KEY, False):
-                merged[key] = _fresh_dict(value, drop=DELETE_KEY)
-                continue
-            inherited = merged[key]
+        indexed = (
+            allow_list_keys and isinstance(merged, list) and isinstance(key, str) and key.isdigit()
+        )
+        slot = _list_index(key, merged) if indexed else key  # an entry merges as a key does
+        if not isinstance(value, dict):
+            merged[slot] = value
+        elif not (indexed or key in merged):
+            merged[slot] = _fresh_dict(value)  # nothing to merge into: kept as written (MMEngine)
+        elif value.get(DELETE_KEY, False):
+            merged[slot] = _fresh_dict(value, drop=DELETE_KEY)
+        else:
+            inherited = merged[slot]
             allowed = (dict, list) if allow_list_keys else dict
             if not isinstance(inherited, allowed):
                 raise merge_conflict(f"{key_path}{key}", value, inherited)
-            merged[key] = merge_into(value, inherited, allow_list_keys, f"{key_path}{key}.")
-        elif isinstance(value, dict):
-            merged[key] = _fresh_dict(value)  # nothing to merge into: kept as written (MMEngine)
-        else:
-            merged[key] = value
+            merged[slot] = merge_into(value, inherited, allow_list_keys, f"{key_path}{key}.")
     return merged
+
+
+def _list_index(key: str, items: list) -> int:
+    index = int(key)
+    if index >= len(items):
+        raise ConfigKeyError(
+            f"index {index} is out of range for a list of {len(items)} items: {items}"
+        )
+    return index
 
 
 def merge_conflict(

@@ -28,7 +28,9 @@ INDENT = 4
 
 # Names the generated source relies on. A top-level key with one of these names would shadow
 # the builtin for every later line, so such keys are written together in one final statement.
-_CALLED_NAMES = frozenset({"dict", "set", "frozenset", "float", "globals", "__builtins__"})
+_CALLED_NAMES = frozenset(
+    {"dict", "set", "frozenset", "float", "complex", "globals", "__builtins__"}
+)
 
 
 class _Node:
@@ -117,6 +119,8 @@ def _build(value: Any, path: tuple, active: set[int]) -> _Node:
         return _Node(int.__repr__(value))
     if isinstance(value, float):
         return _Node(_float_text(value))
+    if isinstance(value, complex):
+        return _Node(f"complex({_float_text(value.real)}, {_float_text(value.imag)})")
     if isinstance(value, str):
         return _Node(str.__repr__(value))
     if isinstance(value, bytes):

@@ -7,8 +7,10 @@ importing file reads its bases afresh, so two files that import one base get ind
 values.
 
 Unlike MMEngine nothing is lazy: the file's other imports (``from torch.optim import SGD``)
-run when the file is read, and a class stays a class in the config. The config is the file's
-top-level names once it has run, less the names bound by imports, modules and functions.
+run when the file is read, and a class stays a class in the config; an import from
+``mmengine`` takes runnerx's object of that path (:mod:`runnerx.config.mmengine_imports`).
+The config is the file's top-level names once it has run, less the names bound by imports,
+modules and functions.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigSyntaxError, config_raised
+from .mmengine_imports import CONFIG_BUILTINS
 
 #: values that are not config values: a config's helper functions and the modules it imports
 DROPPED_TYPES = (types.FunctionType, types.ModuleType)
@@ -63,8 +64,11 @@ def run_config_code(tree: ast.Module, path: str, namespace: dict[str, Any]) -> N
     """Run a parsed config in ``namespace``; an error it raises names ``path:line``.
 
     ``__file__`` is the config's path, as in MMEngine's ``with read_base():`` style (its
-    ``_base_`` style runs a temporary copy, so there ``__file__`` names the copy)."""
+    ``_base_`` style runs a temporary copy, so there ``__file__`` names the copy). An import
+    from ``mmengine`` takes runnerx's object of that path (see
+    :mod:`runnerx.config.mmengine_imports`)."""
     namespace.setdefault("__file__", path)
+    namespace.setdefault("__builtins__", CONFIG_BUILTINS)
     code = compile(tree, path, "exec")
     try:
         exec(code, namespace)

@@ -20,6 +20,7 @@ _FILE_VARS = re.compile(
 )
 _ENV_VAR = re.compile(r"\{\{['\"]?\s*\$(\w+)\s*:\s*(\S*?)\s*['\"]?\}\}")
 _BASE_VAR = re.compile(r"\{\{\s*_base_\.([\w.]+)\s*\}\}")
+_PLACEHOLDER_PREFIX = "__runnerx_inherited_"
 
 
 def substitute_file_and_env_vars(
@@ -67,7 +68,7 @@ def hide_base_references(text: str) -> tuple[str, dict[str, str]]:
     def placeholder(match: re.Match) -> str:
         dotted = match.group(1)
         if dotted not in by_path:
-            by_path[dotted] = f"__runnerx_inherited_{uuid.uuid4().hex[:12]}__"
+            by_path[dotted] = f"{_PLACEHOLDER_PREFIX}{uuid.uuid4().hex[:12]}__"
             placeholders[by_path[dotted]] = dotted
         return f'"{by_path[dotted]}"'
 
@@ -77,7 +78,11 @@ def hide_base_references(text: str) -> tuple[str, dict[str, str]]:
 def fill_base_references(value: Any, placeholders: dict[str, str], base: dict, path: str) -> Any:
     """Put the inherited values where :func:`hide_base_references` left placeholders."""
     if isinstance(value, str):
-        return _lookup(base, placeholders[value], path) if value in placeholders else value
+        if value in placeholders:
+            return _lookup(base, placeholders[value], path)
+        if _PLACEHOLDER_PREFIX in value:
+            _refuse_inside_string(value, placeholders, path)
+        return value
     if isinstance(value, dict):
         for key, item in value.items():
             filled = fill_base_references(item, placeholders, base, path)
@@ -89,6 +94,16 @@ def fill_base_references(value: Any, placeholders: dict[str, str], base: dict, p
         if any(new is not old for new, old in zip(filled, value)):
             return filled if type(value) is list else type(value)(filled)
     return value
+
+
+def _refuse_inside_string(value: str, placeholders: dict[str, str], path: str) -> None:
+    for placeholder, dotted in placeholders.items():
+        if placeholder in value:
+            raise ConfigError(
+                f"{path}: {{{{_base_.{dotted}}}}} is inside a string; such a template stands for "
+                f"a whole value (x = {{{{_base_.{dotted}}}}}), its text is not put into a string. "
+                f"In a .py config join the value in: 'prefix_' + _base_.{dotted}"
+            )
 
 
 def _lookup(base: Any, dotted: str, path: str) -> Any:

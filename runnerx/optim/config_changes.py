@@ -10,8 +10,9 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from runnerx.optim.amp_optim_wrapper import resolve_amp_dtype
+from runnerx.optim.amp_optim_wrapper import AmpOptimWrapper, resolve_amp_dtype
 from runnerx.optim.checks import did_you_mean
+from runnerx.optim.optim_wrapper import OptimWrapper
 
 _AUTO_SCALE_LR_KEYS = ("enable", "base_batch_size")
 
@@ -110,10 +111,12 @@ def enable_amp(
 ) -> Mapping:
     """Switch the config to mixed precision, as ``tools/train.py --amp`` does.
 
-    ``type='OptimWrapper'`` (or no type) becomes ``'AmpOptimWrapper'`` with
-    ``loss_scale='dynamic'``; an AmpOptimWrapper stays as it is; any other type is an error.
-    ``dtype`` ('float16' / 'bfloat16'), when given, is set too; ``default_dtype`` is set only
-    where the config sets no ``dtype`` (``-O2``: bfloat16 unless the config chose one).
+    A type the registry resolves to OptimWrapper (``'OptimWrapper'``,
+    ``'mmengine.OptimWrapper'``, the class, or no type) becomes AmpOptimWrapper (the class for
+    a class, else the name ``'AmpOptimWrapper'``) with ``loss_scale='dynamic'``; one that
+    resolves to AmpOptimWrapper or a subclass of it stays as it is; any other type is an
+    error. ``dtype`` ('float16' / 'bfloat16'), when given, is set too; ``default_dtype`` is set
+    only where the config sets no ``dtype`` (``-O2``: bfloat16 unless the config chose one).
     Returns the changed copy.
     """
     for value in (dtype, default_dtype):
@@ -123,11 +126,14 @@ def enable_amp(
     for name, wrapper_cfg in _wrapper_cfgs(cfg_optim_wrapper, "optim_wrapper"):
         where = "optim_wrapper" if name is None else f"optim_wrapper.{name}"
         wrapper_type = wrapper_cfg.get("type", "OptimWrapper")
+        wrapper_class = _resolved(wrapper_type)
         new_wrapper = wrapper_cfg.copy()
-        if wrapper_type == "OptimWrapper":
-            new_wrapper["type"] = "AmpOptimWrapper"
+        if wrapper_class is OptimWrapper:
+            new_wrapper["type"] = (
+                AmpOptimWrapper if isinstance(wrapper_type, type) else "AmpOptimWrapper"
+            )
             new_wrapper["loss_scale"] = "dynamic"
-        elif wrapper_type != "AmpOptimWrapper":
+        elif not (isinstance(wrapper_class, type) and issubclass(wrapper_class, AmpOptimWrapper)):
             raise ValueError(
                 f"--amp switches {where}.type from 'OptimWrapper' to 'AmpOptimWrapper', but "
                 f"the config has type={wrapper_type!r}; set the mixed-precision options of "
@@ -139,3 +145,13 @@ def enable_amp(
             new_wrapper["dtype"] = default_dtype
         new_cfg = _replaced(new_cfg, name, new_wrapper)
     return new_cfg
+
+
+def _resolved(wrapper_type: Any) -> Any:
+    """The class an optim wrapper ``type`` names, as the registry resolves it; None when it
+    resolves to nothing (the error then shows the type as written)."""
+    if not isinstance(wrapper_type, str):
+        return wrapper_type
+    from runnerx.registry import OPTIM_WRAPPERS
+
+    return OPTIM_WRAPPERS.get(wrapper_type)

@@ -51,21 +51,25 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
 
 def load_config(args: argparse.Namespace) -> Config:
     """The config with the common flags applied (work dir: flag, else config, else
-    ``./work_dirs/<config name>``)."""
+    ``./work_dirs/<config name>``), each through ``merge_from_dict`` with the flag as its
+    source, so that ``cfg.explain('work_dir')`` names ``--work-dir``."""
     os.environ.setdefault("LOCAL_RANK", str(args.local_rank))
     cfg = Config.fromfile(args.config)
-    cfg.launcher = args.launcher
+    cfg.merge_from_dict({"launcher": args.launcher}, source="--launcher")
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options, source="--cfg-options")
     if args.unsafe_load:
-        cfg.unsafe_load = True
+        cfg.merge_from_dict({"unsafe_load": True}, source="--unsafe-load")
     if args.fast_dev_run is not None:
-        cfg.fast_dev_run = args.fast_dev_run
+        cfg.merge_from_dict({"fast_dev_run": args.fast_dev_run}, source="--fast-dev-run")
     if args.work_dir is not None:
-        cfg.work_dir = args.work_dir
+        cfg.merge_from_dict({"work_dir": args.work_dir}, source="--work-dir")
     elif cfg.get("work_dir") is None:
         stem = os.path.splitext(os.path.basename(args.config))[0]
-        cfg.work_dir = os.path.join("./work_dirs", stem)
+        work_dir = os.path.join("./work_dirs", stem)
+        cfg.merge_from_dict(
+            {"work_dir": work_dir}, source="the default (./work_dirs/<config name>)"
+        )
     return cfg
 
 

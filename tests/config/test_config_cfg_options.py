@@ -146,3 +146,17 @@ def test_the_delete_hint_works_and_merges_as_mmengine():
     cfg.merge_from_dict(copy.deepcopy(options), source="--cfg-options")
     assert cfg.load_from == {"path": "x.pth"}
     assert cfg.to_dict() == merged_by_mmengine(options)
+
+
+def test_delete_on_a_list_entry_replaces_it():
+    # MMEngine merges into the entry and keeps `_delete_` there; here it replaces the entry,
+    # as `_delete_` on a dict key does
+    cfg = load_from_command_line(
+        "param_scheduler.1._delete_=True", "param_scheduler.1.type=ConstantLR"
+    )
+    assert cfg.param_scheduler[1] == {"type": "ConstantLR"}
+    assert cfg.param_scheduler[0].type == "LinearLR" and cfg.param_scheduler[0].end == 20
+    cfg.merge_from_dict({"param_scheduler.0._delete_": True, "param_scheduler.0.end": 3})
+    assert cfg.param_scheduler[0] == {"end": 3}
+    cfg.merge_from_dict({"param_scheduler.1.factor": 0.5})  # without it: merged as before
+    assert cfg.param_scheduler[1] == {"type": "ConstantLR", "factor": 0.5}

@@ -14,6 +14,7 @@ from runnerx.config import (
     ConfigSyntaxError,
     DuplicateBaseKeyError,
     InheritanceCycleError,
+    config_key_path,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -330,3 +331,58 @@ def test_fromstring_reads_each_format():
     assert Config.fromstring("a = dict(b=(1, 2))\n", ".py").a.b == (1, 2)
     assert Config.fromstring('{"a": {"b": [1, 2]}}', "json").a.b == [1, 2]
     assert Config.fromstring("a:\n  b: 3\n", ".yaml").a.b == 3
+
+
+ALIASES = {
+    "base.py": "pl = [dict(t='A')]\nd = dict(x=1)\n",
+    "base_style.py": """\
+        _base_ = './base.py'
+        pl2 = _base_.pl
+        d2 = _base_.d
+        d3 = dict(inner=_base_.d, pair=(_base_.d, 1))
+        """,
+    "read_base_style.py": """\
+        from runnerx.config import read_base
+
+        with read_base():
+            from .base import *
+        pl2 = pl
+        d2 = d
+        d3 = dict(inner=d, pair=(d, 1))
+        """,
+}
+
+
+@pytest.mark.parametrize("child", ["base_style.py", "read_base_style.py"])
+def test_keys_bound_to_one_dict_in_a_file_are_independent_in_the_config(tmp_path, child):
+    for name, text in ALIASES.items():
+        write(tmp_path, name, text)
+    cfg = Config.fromfile(tmp_path / child)
+    cfg.pl2[0].t = "Z"
+    cfg.d2.x = 2
+    cfg.d3.inner.x = 3
+    cfg.d3.pair[0].x = 4
+    # as in MMEngine: each key has its own containers
+    assert cfg.pl == [dict(t="A")] and cfg.d == dict(x=1)
+    assert cfg.d2 == dict(x=2) and cfg.d3 == dict(inner=dict(x=3), pair=(dict(x=4), 1))
+    # and each knows where it is, for error messages
+    paths = [config_key_path(value) for value in (cfg.pl[0], cfg.pl2[0], cfg.d, cfg.d3.inner)]
+    assert paths == ["pl.0", "pl2.0", "d", "d3.inner"]
+
+
+def test_a_base_reference_inside_a_string_is_an_error_naming_it(tmp_path):
+    write(tmp_path, "base.py", "name = 'abc'\n")
+    path = write(tmp_path, "child.py", "_base_ = './base.py'\ns = 'pre_{{_base_.name}}'\n")
+    with pytest.raises(ConfigError, match=r"child.py: \{\{_base_.name\}\} is inside a string"):
+        Config.fromfile(path)
+    yaml_path = write(tmp_path, "child.yaml", "_base_: ./base.py\ns: pre_{{_base_.name}}_post\n")
+    with pytest.raises(ConfigError, match=r"child.yaml: \{\{_base_.name\}\} is inside"):
+        Config.fromfile(yaml_path)
+    whole = write(tmp_path, "whole.py", "_base_ = './base.py'\ns = {{_base_.name}}\n")
+    assert Config.fromfile(whole).s == "abc"
+
+
+def test_custom_imports_that_is_not_a_dict_is_a_type_error_as_in_mmengine(tmp_path):
+    path = write(tmp_path, "cfg.py", "custom_imports = ['no_such_module_xyz']\n")
+    with pytest.raises(TypeError, match=r"custom_imports must be dict\(imports=\[...\]"):
+        Config.fromfile(path)

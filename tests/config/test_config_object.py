@@ -129,6 +129,24 @@ def test_dump_writes_classes_as_import_paths(tmp_path):
     assert Config.fromfile(tmp_path / "c.py").optimizer.type == "_pickle.Pickler"
 
 
+def test_values_json_or_yaml_lack_dump_where_they_can_and_else_name_their_key(tmp_path):
+    cfg = Config(dict(tags={"a", "b"}, raw=b"xy", z=complex(1, -2), kind=pickle.Pickler))
+
+    def reloaded(suffix: str) -> dict:
+        cfg.dump(tmp_path / f"c{suffix}")
+        return Config.fromfile(tmp_path / f"c{suffix}").to_dict()
+
+    assert reloaded(".py") == {**cfg.to_dict(), "kind": "_pickle.Pickler"}  # keeps them all
+    with pytest.raises(TypeError, match=r"value at z as YAML: complex \(1-2j\) has no YAML form"):
+        reloaded(".yaml")
+    del cfg.z
+    assert reloaded(".yaml") == {**cfg.to_dict(), "kind": "_pickle.Pickler"}  # sets, bytes
+    message = r"value at tags as JSON: set \{.*\} has no JSON form; dump to \.py, which keeps it"
+    with pytest.raises(TypeError, match=message):
+        reloaded(".json")
+    assert not (tmp_path / "c.json").exists()
+
+
 def test_dump_to_unknown_format_is_an_error(cfg, tmp_path):
     with pytest.raises(ValueError, match="'.toml'"):
         cfg.dump(tmp_path / "c.toml")
