@@ -6,7 +6,8 @@ sample's predictions (on the CPU) and writes them, in dataset order, for offline
     test_evaluator = [dict(type='Accuracy'), dict(type='DumpResults', out_file_path='preds.pkl')]
 
 ``tools/test.py CONFIG CHECKPOINT --out preds.pkl`` adds one to ``test_evaluator``
-(:func:`add_dump_results`).
+(:func:`add_dump_results`); ``--out metrics.json --out-item metrics`` writes the metrics
+instead (:func:`dump_metrics`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pickle
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 import torch
 
 from runnerx.evaluator.evaluator import Evaluator
@@ -25,19 +27,40 @@ from runnerx.logging.logger import print_log
 from runnerx.registry import METRICS
 
 _PICKLE_SUFFIXES = (".pkl", ".pickle")
+_METRICS_SUFFIXES = (*_PICKLE_SUFFIXES, ".json", ".yaml", ".yml")
 
 
 def check_pickle_path(path: Any, name: str = "out_file_path") -> str:
     """``path`` (a str or path object) as a str when it ends with .pkl or .pickle; else a
     ValueError that names the argument ``name`` (``'--out'`` for tools/test.py)."""
+    return _check_suffix(path, name, _PICKLE_SUFFIXES, "the predictions are saved with pickle")
+
+
+def check_metrics_path(path: Any, name: str = "--out") -> str:
+    """``path`` as a str when :func:`dump_metrics` can write it (.pkl, .pickle, .json, .yaml,
+    .yml); else a ValueError that names the argument ``name``."""
+    return _check_suffix(path, name, _METRICS_SUFFIXES, "the metrics are saved in that format")
+
+
+def _check_suffix(path: Any, name: str, suffixes: tuple[str, ...], why: str) -> str:
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
-    if not isinstance(path, str) or not path.endswith(_PICKLE_SUFFIXES):
+    if not isinstance(path, str) or not path.endswith(suffixes):
+        ending = ", ".join(suffixes[:-1]) + f" or {suffixes[-1]}"
         raise ValueError(
-            f"{name} must be a file path ending with .pkl or .pickle (the predictions are "
-            f"saved with pickle), but got {path!r}"
+            f"{name} must be a file path ending with {ending} ({why}), but got {path!r}"
         )
     return path
+
+
+def dump_metrics(metrics: Mapping[str, Any], path: str) -> None:
+    """Write a test's metrics dict to ``path`` as its suffix says (pickle, JSON or YAML), as
+    mmpretrain's ``tools/test.py --out FILE --out-item metrics`` does; tensor and numpy values
+    are written as numbers (lists for arrays)."""
+    from runnerx.fileio import dump
+
+    dump({key: _map_leaves(value, _plain) for key, value in metrics.items()}, path)
+    print_log(f"saved the metrics to {path}")
 
 
 @METRICS.register_module()
@@ -131,6 +154,10 @@ def _to_cpu(leaf: Any) -> Any:
     if callable(getattr(leaf, "cpu", None)):  # MMEngine's data elements move themselves
         return leaf.cpu()
     return leaf
+
+
+def _plain(leaf: Any) -> Any:
+    return leaf.tolist() if isinstance(leaf, (torch.Tensor, np.ndarray, np.generic)) else leaf
 
 
 def _own_storage(leaf: Any) -> Any:

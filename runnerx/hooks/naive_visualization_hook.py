@@ -40,7 +40,9 @@ class NaiveVisualizationHook(Hook):
     and the image resized (bilinear) to the original size, ``ori_shape`` or
     ``ori_height``/``ori_width``; without those it is drawn at its input size. The name is
     the file name of ``img_path``, else ``test_img_<i>`` (``i``: its place in the batch);
-    the step is the test iteration.
+    the step is the test iteration. ``show=True`` (``tools/test.py --show``) also passes
+    ``show=True, wait_time=wait_time`` to ``add_datasample``, which then shows each image in a
+    window for ``wait_time`` seconds (0: until it is closed).
 
     Where this differs from MMEngine's hook, which its authors mark as not working with the
     current Visualizer: the images are RGB uint8, as ``add_datasample`` takes them (MMEngine
@@ -54,7 +56,14 @@ class NaiveVisualizationHook(Hook):
 
     priority = "NORMAL"
 
-    def __init__(self, interval: int = 1, draw_gt: bool = True, draw_pred: bool = True) -> None:
+    def __init__(
+        self,
+        interval: int = 1,
+        draw_gt: bool = True,
+        draw_pred: bool = True,
+        show: bool = False,
+        wait_time: float = 0.0,
+    ) -> None:
         if not isinstance(interval, int) or isinstance(interval, bool) or interval < 1:
             raise ValueError(
                 f"NaiveVisualizationHook: interval must be a positive int (draw every "
@@ -63,6 +72,8 @@ class NaiveVisualizationHook(Hook):
         self._interval = interval
         self.draw_gt = draw_gt
         self.draw_pred = draw_pred
+        self.show = show
+        self.wait_time = wait_time
 
     def before_train(self, runner: Any) -> None:
         """Record the model's graph in the visualizer's backends."""
@@ -75,6 +86,8 @@ class NaiveVisualizationHook(Hook):
         if not self.every_n_inner_iters(batch_idx, self._interval) or not is_main_process():
             return
         inputs, data_samples = _split_batch(data_batch)
+        # only when set: visualizers written without these arguments keep working
+        shown = {"show": True, "wait_time": self.wait_time} if self.show else {}
         if not isinstance(outputs, Sequence) or len(outputs) != len(inputs):
             raise TypeError(
                 "NaiveVisualizationHook: test_step should return a list with one output per "
@@ -95,6 +108,7 @@ class NaiveVisualizationHook(Hook):
                 draw_gt=self.draw_gt,
                 draw_pred=self.draw_pred,
                 step=batch_idx,
+                **shown,
             )
 
 

@@ -247,10 +247,16 @@ def checkpoint_to_test(checkpoint: str, work_dir: str, resuming: bool = False) -
     saved last (what its ``last_checkpoint`` names) or its best (the one ``best_*.pth`` that
     ``CheckpointHook(save_best=...)`` keeps in the work dir, or beside the last checkpoint
     when a local ``out_dir`` holds them; of the several that ``max_keep_best`` keeps, the
-    best-scoring one); a FileNotFoundError says what is missing. ``resuming``: for
-    ``tools/train.py --resume``, whose advice differs."""
-    if checkpoint not in ("last", "best") or os.path.exists(checkpoint):
+    best-scoring one); a FileNotFoundError says what is missing, also for a local path that
+    does not exist (a URL or other ``scheme://`` path is left to the loader). ``resuming``:
+    for ``tools/train.py --resume``, whose advice differs."""
+    if os.path.exists(checkpoint) or "://" in checkpoint:
         return checkpoint
+    if checkpoint not in ("last", "best"):
+        raise FileNotFoundError(
+            f"CHECKPOINT {checkpoint!r}: no such file; give an existing checkpoint file, a URL, "
+            "or 'last' / 'best' for the work dir's last or best checkpoint"
+        )
     from runnerx.checkpoint.runner_state import find_latest_checkpoint
     from runnerx.checkpoint.work_dir_checkpoints import best_checkpoints
 
