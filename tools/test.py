@@ -160,12 +160,9 @@ def _use_tta(cfg: Config) -> None:
     keys = ("model", "test_dataloader", "tta_model", "tta_pipeline")
     changed = {key: copy.deepcopy(cfg.get(key)) for key in keys}
     try:
-        use_tta_model(changed)
+        dataset_key = use_tta_model(changed)
     except KeyError as error:
         raise SystemExit(f"--tta: {error.args[0]}") from None
-    dataset_key, dataset = "test_dataloader.dataset", cfg.test_dataloader.dataset
-    while isinstance(dataset.get("dataset"), Mapping):  # dataset wrappers
-        dataset_key, dataset = f"{dataset_key}.dataset", dataset.dataset
     cfg.merge_from_dict(
         {
             "model": {"_delete_": True, **changed["model"]},

@@ -61,18 +61,21 @@ def build_runner_with_tta(cfg: MutableMapping) -> Any:
     return runner
 
 
-def use_tta_model(cfg: MutableMapping) -> None:
+def use_tta_model(cfg: MutableMapping) -> str:
     """What ``tools/test.py --tta`` does to the config, as OpenMMLab's test scripts do: the
     test dataset's pipeline becomes ``cfg.tta_pipeline`` and ``cfg.model`` becomes
-    ``cfg.tta_model`` wrapping it (``dict(**tta_model, module=model)``)."""
+    ``cfg.tta_model`` wrapping it (``dict(**tta_model, module=model)``). Returns the key of
+    the dataset whose pipeline changed, as :func:`use_tta_pipeline` does."""
     tta_model = _required(cfg, "tta_model")
-    use_tta_pipeline(cfg)
+    dataset_key = use_tta_pipeline(cfg)
     cfg["model"] = {**tta_model, "module": cfg["model"]}
+    return dataset_key
 
 
-def use_tta_pipeline(cfg: MutableMapping) -> None:
+def use_tta_pipeline(cfg: MutableMapping) -> str:
     """Set the test dataset's ``pipeline`` to ``cfg.tta_pipeline``; for dataset wrappers
-    (``RepeatDataset`` and the like, as mmdet's test script does) the innermost dataset's."""
+    (``RepeatDataset`` and the like, as mmdet's test script does) the innermost dataset's.
+    Returns that dataset's key (``'test_dataloader.dataset.dataset'`` under one wrapper)."""
     pipeline = _required(cfg, "tta_pipeline")
     dataloader = cfg.get("test_dataloader")
     if not isinstance(dataloader, Mapping) or not isinstance(dataloader.get("dataset"), Mapping):
@@ -80,10 +83,11 @@ def use_tta_pipeline(cfg: MutableMapping) -> None:
             "test-time augmentation replaces test_dataloader.dataset.pipeline with "
             "tta_pipeline, but the config has no test_dataloader.dataset dict"
         )
-    dataset = dataloader["dataset"]
+    key, dataset = "test_dataloader.dataset", dataloader["dataset"]
     while isinstance(dataset.get("dataset"), Mapping):
-        dataset = dataset["dataset"]
+        key, dataset = f"{key}.dataset", dataset["dataset"]
     dataset["pipeline"] = pipeline
+    return key
 
 
 def _required(cfg: Mapping, key: str) -> Any:
