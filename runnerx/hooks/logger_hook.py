@@ -14,6 +14,7 @@ from runnerx.fileio.paths import backend_args_of
 from runnerx.fileio.store_copies import out_dir_backend, store_path, upload
 from runnerx.hooks.checkpoint_hook import FINITE_CANDIDATE, LAST_FINITE_CKPT
 from runnerx.hooks.hook import Hook
+from runnerx.logging.log_processor import trains_by_iteration
 from runnerx.registry import HOOKS
 
 
@@ -26,16 +27,17 @@ class LoggerHook(Hook):
     last checkpoint saved while the logged losses were finite (which ``max_keep_ckpts`` then
     keeps; a resumed run knows it from the checkpoint's records). Training
     scalars go to ``runner.visualizer.add_scalars`` at step ``runner.iter + 1``, validation
-    metrics at step ``runner.epoch`` (``log_metric_by_epoch`` in an epoch-based run) or
-    ``runner.iter``; a run that also validates part-way through its epochs
-    (``train_cfg.val_check_interval``) logs all its validations at ``runner.iter``, the
-    iterations trained (as Lightning logs at its global step), so that none overwrites
-    another. The last iteration of an epoch is logged too unless ``ignore_last``; the
-    experiment name every ``interval_exp_name`` iterations. With ``out_dir``, the log files
-    (names ending in ``out_suffix``) are copied to ``out_dir/<work_dir's name>`` when the run
-    ends (and removed from the log dir unless ``keep_local``), through the storage backend of
-    ``out_dir`` (``backend_args``, or MMEngine's deprecated ``file_client_args``, naming it, or a
-    prefix registered with ``register_backend``)::
+    metrics at step ``runner.epoch`` (``log_metric_by_epoch`` and ``log_processor.by_epoch``
+    in a run whose training loop is epoch-based) or ``runner.iter``; a run that also
+    validates part-way through its epochs (``train_cfg.val_check_interval``) logs all its
+    validations at ``runner.iter``, the iterations trained (as Lightning logs at its global
+    step), so that none overwrites another. The last iteration of an epoch is logged too
+    unless ``ignore_last``; the experiment name every ``interval_exp_name`` iterations.
+    With ``out_dir``, the log files (names ending in ``out_suffix``) are copied to
+    ``out_dir/<work_dir's name>`` when the run ends (and removed from the log dir unless
+    ``keep_local``), through the storage backend of ``out_dir`` (``backend_args``, or
+    MMEngine's deprecated ``file_client_args``, naming it, or a prefix registered with
+    ``register_backend``)::
 
         default_hooks = dict(logger=dict(type='LoggerHook', interval=50, out_dir='s3://b/logs'))
     """
@@ -200,8 +202,12 @@ class LoggerHook(Hook):
             runner, len(runner.val_dataloader), "val"
         )
         runner.logger.info(log_str)
-        by_epoch = self.log_metric_by_epoch and getattr(runner.log_processor, "by_epoch", True)
-        step = runner.epoch if by_epoch and not self._val_step_is_iter else runner.iter
+        by_epoch = (
+            self.log_metric_by_epoch
+            and getattr(runner.log_processor, "by_epoch", True)
+            and not (self._val_step_is_iter or trains_by_iteration(runner))
+        )
+        step = runner.epoch if by_epoch else runner.iter
         runner.visualizer.add_scalars(tag, step=step, file_path=self.json_log_path)
 
     def after_test_epoch(self, runner: Any, metrics: dict | None = None) -> None:

@@ -71,9 +71,10 @@ class LogProcessor:
         log_with_hierarchy: bool = False,
         mean_pattern: str = r".*(loss|time|data_time|grad_norm).*",
     ) -> None:
-        for key, value in (("window_size", window_size), ("num_digits", num_digits)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"log_processor.{key} must be a positive int, got {value!r}")
+        for key, value, least in (("window_size", window_size, 1), ("num_digits", num_digits, 0)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                kind = "a positive int" if least else "an int >= 0"
+                raise ValueError(f"log_processor.{key} must be {kind}, got {value!r}")
         self.window_size = window_size
         self.by_epoch = by_epoch
         self.custom_cfg = list(custom_cfg or [])
@@ -122,9 +123,10 @@ class LogProcessor:
         """
         _check_mode(mode, ("val", "test"))
         length = _dataloader_length(runner, mode)
-        if self.by_epoch and mode == "val":
+        by_epoch = self.by_epoch and not trains_by_iteration(runner)
+        if by_epoch and mode == "val":
             header = f"Epoch(val) [{self._epoch(runner, mode)}][{length}/{length}]"
-        elif self.by_epoch:
+        elif by_epoch:
             header = f"Epoch(test) [{length}/{length}]"
         else:
             header = f"Iter({mode}) [{length}/{length}]"
@@ -157,10 +159,10 @@ class LogProcessor:
         return tag, f"{header}    " + "  ".join(items)
 
     def _collect_scalars(self, hub: Any, mode: str, epoch_length: int) -> dict[str, Any]:
-        """``mode``'s scalars without the prefix: smoothed, newest, or as custom_cfg says
-        (losses averaged over the ranks when training distributed). Of val/test scalars only
-        the times are smoothed: a metric shows the validation that just ran, as an int or a
-        bool when it was recorded as one."""
+        """``mode``'s scalars without the prefix: smoothed, newest (as an int or a bool when
+        it was recorded as one), or as custom_cfg says (losses averaged over the ranks when
+        training distributed). Of val/test scalars only the times are smoothed: a metric shows
+        the validation that just ran."""
         prefix = f"{mode}/"
         buffers = {
             key[len(prefix) :]: buffer
@@ -171,8 +173,6 @@ class LogProcessor:
         fold_buffers(buffer for buffer in buffers.values() if isinstance(buffer, HistoryBuffer))
         scalars: dict[str, Any] = {}
         smoothed = self._smoothed
-        # a val/test metric of 7 shows as 7, a flag as True (MMEngine's buffer keeps the type)
-        as_recorded = mode != "train"
         for name, buffer in buffers.items():
             smooth = smoothed.get(prefix + name)
             if smooth is None:
@@ -181,15 +181,12 @@ class LogProcessor:
                 smoothed[prefix + name] = smooth
             if smooth:
                 scalars[name] = buffer.mean(self.window_size)
-            elif as_recorded:
+            else:  # a count of 7 shows as 7, a flag as True (MMEngine's buffer keeps the type)
                 scalars[name] = buffer.current_as_recorded()
-            else:
-                scalars[name] = buffer.current()
         for log in self._custom_logs:
             buffer = hub.log_scalars.get(prefix + log.data_src)
             if buffer is not None and len(buffer):
-                window = log.window(epoch_length)
-                scalars[log.log_name] = buffer.statistics(log.method_name, window)
+                scalars[log.log_name] = log.value(buffer, epoch_length)
         if mode == "train" and get_world_size() > 1:
             _average_losses_over_ranks(scalars)
         return scalars
@@ -203,11 +200,12 @@ class LogProcessor:
         """``Epoch(train)  [1][10/23]`` / ``Iter(train) [  10/1000]``; adds the position to
         ``tag`` ('epoch' for epoch-based train/val lines, 'iter': the global iteration)."""
         max_epochs = runner.max_epochs if mode == "train" else _recorded_max_epochs(runner)
-        if self.by_epoch or mode != "train":
+        by_epoch = self.by_epoch and not trains_by_iteration(runner)
+        if by_epoch or mode != "train":
             position = f"[{_aligned(batch_idx + 1, _dataloader_length(runner, mode))}]"
         else:
             position = f"[{_aligned(runner.iter + 1, runner.max_iters)}]"
-        if not self.by_epoch:
+        if not by_epoch:
             header = f"Iter({mode}) {position}"
         elif mode == "test":
             header = f"Epoch(test) {position}"
@@ -320,6 +318,15 @@ def losses_averaged_over_ranks(hub_state: dict) -> dict:
         }
         start = end + 3
     return hub_state
+
+
+def trains_by_iteration(runner: Any) -> bool:
+    """Whether ``runner`` has built a training loop that counts iterations (runnerx's
+    IterBasedTrainLoop or a subclass). Its lines are ``Iter(...)`` ones whatever
+    ``log_processor.by_epoch`` says (MMEngine prints ``Epoch(train) [1][6/4]``: the iteration
+    of the run over the length of the dataloader), and LoggerHook logs its validations at
+    ``runner.iter``. Asks only a loop that was built, as :func:`_mid_epoch_note` does."""
+    return getattr(getattr(runner, "_train_loop", None), "unit", None) == "iteration"
 
 
 def _check_mode(mode: str, allowed: tuple[str, ...]) -> None:

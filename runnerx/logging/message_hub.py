@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from runnerx.suggest import close_matches
+from runnerx.utils.errors import ValueAssertionError
 from runnerx.utils.manager import ManagerMixin
 
 from .history_buffer import HistoryBuffer
@@ -33,7 +34,9 @@ class MessageHub(ManagerMixin):
         hub.update_info('epoch', 3)
         MessageHub.get_current_instance() is hub       # True
 
-    A key updated with ``resumed=False`` is left out of :meth:`state_dict`. As in MMEngine,
+    A key updated with ``resumed=False`` is left out of :meth:`state_dict`; as in MMEngine,
+    a key keeps the ``resumed`` it was first given (a later update with the other value is an
+    error naming the key). As in MMEngine,
     a hub can start with ``log_scalars`` (key -> :class:`HistoryBuffer`), ``runtime_info``
     and ``resumed_keys`` (key -> False leaves that key out of :meth:`state_dict`).
     """
@@ -102,7 +105,10 @@ class MessageHub(ManagerMixin):
         return self._runtime_info
 
     def update_scalar(self, key: str, value: Any, count: int = 1, resumed: bool = True) -> None:
-        """Record ``value`` (a number or a 0-dim tensor, kept as is until read) under ``key``."""
+        """Record ``value`` (a number or a 0-dim tensor, kept as is until read) under ``key``;
+        ``resumed`` must be what it was for ``key`` before."""
+        if not resumed or self._not_resumed:
+            self._check_resumed(key, resumed)
         buffer = self._log_scalars.get(key)
         created = buffer is None
         if created:
@@ -144,15 +150,33 @@ class MessageHub(ManagerMixin):
         return buffer
 
     def update_info(self, key: str, value: Any, resumed: bool = True) -> None:
-        """Set the runtime fact ``key`` (any object) to ``value``."""
+        """Set the runtime fact ``key`` (any object) to ``value``; ``resumed`` must be what it
+        was for ``key`` before."""
+        if not resumed or self._not_resumed:  # else nothing to check: one test per call
+            self._check_resumed(key, resumed)
+            if not resumed:
+                self._not_resumed.add(key)
         self._runtime_info[key] = value
-        if not resumed:
-            self._not_resumed.add(key)
 
     def update_info_dict(self, info_dict: dict[str, Any], resumed: bool = True) -> None:
         """:meth:`update_info` for each item."""
         for key, value in info_dict.items():
             self.update_info(key, value, resumed)
+
+    def _check_resumed(self, key: str, resumed: bool) -> None:
+        """Refuse to update ``key`` with the other ``resumed`` than it was first given: it is
+        saved in checkpoints or not for its whole life (MMEngine refuses the change too)."""
+        was_resumed = key not in self._not_resumed
+        if was_resumed == resumed:
+            return
+        if was_resumed and key not in self._log_scalars and key not in self._runtime_info:
+            return  # a new key
+        raise ValueAssertionError(
+            f"message hub: {key!r} was recorded with resumed={was_resumed}, so it cannot be "
+            f"updated with resumed={resumed}: a key is saved in checkpoints or not for its "
+            "whole life (MMEngine refuses the change too); pass the same resumed= every time, "
+            "or use another key"
+        )
 
     def get_info(self, key: str, default: Any = None) -> Any:
         """The runtime fact ``key``, or ``default`` when it was never set."""

@@ -2,14 +2,16 @@
 
 import json
 import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
 
+from runnerx.evaluator import BaseMetric
 from runnerx.fileio import wait_for_pending_writes
 from runnerx.hooks import Hook, LoggerHook
-from tests.hooks.test_hooks_with_runner import Line, make_runner
+from tests.hooks.test_hooks_with_runner import Line, Points, make_runner
 
 
 class LogProcessorStub:
@@ -103,6 +105,70 @@ def test_validation_results_are_logged_at_the_epoch_or_the_iteration(
     assert logged.log_processor.calls == [("val", "epoch", 2, False)]  # len(val_dataloader)
     assert logged.visualizer.scalars == [({"val/acc": 0.75}, step)]
     assert "val epoch done" in logged.logger.messages("info")
+
+
+def test_an_iteration_based_loop_logs_validations_at_the_iteration(logged):
+    logged.epoch, logged.iter = 0, 120  # an iteration-based loop stays in epoch 0
+    logged._train_loop = SimpleNamespace(unit="iteration")
+    LoggerHook().after_val_epoch(logged, {"acc": 0.75})  # log_processor.by_epoch=True
+    assert logged.visualizer.scalars == [({"val/acc": 0.75}, 120)]
+
+
+class OutputMean(BaseMetric):
+    default_prefix = "line"
+
+    def process(self, data_batch, data_samples):
+        self.results.extend(data_samples.tolist())
+
+    def compute_metrics(self, results):
+        return dict(out=sum(results) / len(results), n=len(results))
+
+
+class CountsAndFlags(Hook):
+    """Puts an int and a bool training scalar in the hub every iteration, as a user's hook may."""
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        runner.message_hub.update_scalar("train/icount", runner.iter + 1)
+        runner.message_hub.update_scalar("train/flag", True)
+
+
+def test_an_iteration_based_run_with_the_default_log_processor_logs_by_iteration(tmp_path):
+    runner = make_runner(
+        tmp_path,
+        train_cfg=dict(by_epoch=False, max_iters=6, val_interval=3),
+        val_dataloader=dict(
+            dataset=Points(), sampler=dict(type="DefaultSampler", shuffle=False), batch_size=4
+        ),
+        val_cfg=dict(),
+        val_evaluator=OutputMean(),
+        default_hooks=dict(checkpoint=None, logger=dict(type="LoggerHook", interval=2)),
+        custom_hooks=[CountsAndFlags()],
+    )  # log_processor.by_epoch=True, MMEngine's default
+    runner.train()
+    lines = Path(runner.log_dir, f"{runner.timestamp}.log").read_text().splitlines()
+    train = [line.split(" - INFO - ")[1] for line in lines if "(train)" in line]
+    assert [line[: line.index("]") + 1] for line in train] == [
+        "Iter(train) [2/6]",
+        "Iter(train) [4/6]",
+        "Iter(train) [6/6]",
+    ]  # MMEngine: 'Epoch(train) [1][6/4]'
+    assert [line.split("  ")[-2:] for line in train] == [
+        [f"icount: {count}", "flag: True"] for count in (2, 4, 6)
+    ]  # MMEngine's form; not 2.0000, 1.0000
+    assert sum("Iter(val) [2/2]    line/out: " in line for line in lines) == 2
+    scalars = Path(runner.log_dir, "vis_data/scalars.json").read_text()
+    records = [json.loads(line) for line in scalars.splitlines()]
+    assert [record["step"] for record in records if "line/out" in record] == [
+        3,
+        6,
+    ]  # MMEngine: 0, 0
+    trained = [record for record in records if "loss" in record]
+    assert [(record["icount"], record["flag"]) for record in trained] == [
+        (2, True),
+        (4, True),
+        (6, True),
+    ]
+    assert all(type(record["icount"]) is int for record in trained)
 
 
 def test_test_results_are_written_as_json_in_the_log_dir(logged):

@@ -11,7 +11,7 @@ import torch
 import runnerx.logging.log_processor as log_processor_module
 from runnerx.config import Config
 from runnerx.evaluator import BaseMetric
-from runnerx.logging import LogProcessor, MessageHub
+from runnerx.logging import HistoryBuffer, LogProcessor, MessageHub
 from runnerx.registry import LOG_PROCESSORS, METRICS
 from runnerx.runner import Runner
 
@@ -92,10 +92,18 @@ def test_epochs_are_right_aligned_to_the_width_of_max_epochs():
     assert line.startswith("Epoch(train)   [1][ 1/23]  ")
 
 
-def test_iteration_based_train_line():
-    runner = make_runner("lp_train_iter", iter=9, max_iters=1000)
+ITERATION_LOOP = SimpleNamespace(unit="iteration")  # what the log processor asks a loop
+
+
+@pytest.mark.parametrize(
+    ("by_epoch", "loop"),
+    # an iteration-based loop logs Iter lines whatever by_epoch says (MMEngine: '[1][10/23]')
+    [(False, None), (True, ITERATION_LOOP)],
+)
+def test_iteration_based_train_line(by_epoch, loop):
+    runner = make_runner(f"lp_train_iter_{by_epoch}", iter=9, max_iters=1000, _train_loop=loop)
     fill_train(runner.message_hub)
-    tag, line = LogProcessor(by_epoch=False).get_log_after_iter(runner, 9, "train")
+    tag, line = LogProcessor(by_epoch=by_epoch).get_log_after_iter(runner, 9, "train")
     assert line == (
         "Iter(train) [  10/1000]  lr: 1.0000e-02  eta: 0:08:15  time: 0.5000  "
         "data_time: 0.0010  loss: 6.5000  acc: 9.0000"
@@ -160,12 +168,28 @@ def test_a_result_line_shows_int_and_bool_metrics_as_mmengine(mode):
     ]
 
 
-def test_a_training_line_still_shows_every_value_as_a_float():
+def test_a_training_line_shows_int_and_bool_scalars_as_mmengine():
     runner = make_runner("lp_train_ints")
-    fill_train(runner.message_hub)
-    runner.message_hub.update_scalar("train/skipped", 3)
-    tag, line = LogProcessor().get_log_after_iter(runner, 9, "train")
-    assert line.endswith("  skipped: 3.0000") and type(tag["skipped"]) is float
+    hub = runner.message_hub
+    fill_train(hub)
+    hub.update_scalar("train/icount", 2)
+    hub.update_scalar("train/flag", torch.tensor(True))
+    hub.update_scalar("train/ratio", 1)
+    hub.update_scalar("train/ratio", 0.5)  # the newest value is a float
+    processor = LogProcessor(
+        custom_cfg=[dict(data_src="icount", log_name="ic", method_name="current")]
+    )
+    tag, line = processor.get_log_after_iter(runner, 9, "train")
+    assert line.endswith("  acc: 9.0000  icount: 2  flag: True  ratio: 0.5000  ic: 2")
+    assert [type(tag[name]) for name in ("icount", "flag", "ratio", "ic")] == [
+        int,
+        bool,
+        float,
+        int,
+    ]
+    hub.update_scalar("train/icount", 3.0)
+    tag, _ = processor.get_log_after_iter(runner, 9, "train")
+    assert type(tag["icount"]) is float
 
 
 @pytest.mark.parametrize("mode", ["val", "test"])
@@ -232,6 +256,16 @@ def test_epoch_line_headers(by_epoch, mode, trains, header):
     runner.message_hub.update_scalar(f"{mode}/accuracy", 50.0)
     _, line = LogProcessor(by_epoch=by_epoch).get_log_after_epoch(runner, 16, mode)
     assert line == f"{header}    accuracy: 50.0000"
+
+
+def test_validation_lines_of_an_iteration_based_loop_have_iter_headers():
+    runner = make_runner("lp_val_iter_loop", _train_loop=ITERATION_LOOP)
+    fill_val(runner.message_hub, 16)
+    processor = LogProcessor()  # by_epoch=True, the default
+    _, line = processor.get_log_after_iter(runner, 4, "val")
+    assert line.startswith("Iter(val) [ 5/16]    eta: ")
+    _, line = processor.get_log_after_epoch(runner, 16, "val")
+    assert line.startswith("Iter(val) [16/16]    data_time: ")
 
 
 def test_val_iteration_line_without_training_touches_no_training_attribute():
@@ -335,9 +369,96 @@ def test_custom_cfg_errors_name_the_entry(custom_cfg, by_epoch, message):
         LogProcessor(by_epoch=by_epoch, custom_cfg=custom_cfg)
 
 
+def median(buffer, window_size=None):
+    values = buffer.data[0]
+    return float(np.median(values[-window_size:] if window_size else values))
+
+
+def scaled_max(buffer, window_size, scale):
+    return float(np.max(buffer.data[0][-window_size:])) * scale
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    """median and scaled_max added with HistoryBuffer.register_statistics for one test."""
+    statistics = HistoryBuffer._custom_statistics
+    monkeypatch.setattr(HistoryBuffer, "_custom_statistics", dict(statistics))
+    HistoryBuffer.register_statistics(median)
+    HistoryBuffer.register_statistics(scaled_max)
+
+
+def test_custom_cfg_takes_a_statistic_added_with_register_statistics(registered):
+    runner = make_runner("lp_custom_registered")
+    fill_train(runner.message_hub, 30)  # loss 2..31
+    processor = LogProcessor(
+        custom_cfg=[
+            dict(data_src="loss", log_name="loss_med", method_name="median", window_size=4),
+            dict(data_src="loss", log_name="loss_med_all", method_name="median"),
+            # MMEngine passes the entry's other keys; 'global' as an int window
+            dict(
+                data_src="loss",
+                log_name="x",
+                method_name="scaled_max",
+                window_size="global",
+                scale=2,
+            ),
+            dict(
+                data_src="loss",
+                log_name="y",
+                method_name="scaled_max",
+                window_size="epoch",
+                scale=3,
+            ),
+        ]
+    )
+    tag, line = processor.get_log_after_iter(runner, batch_idx=3, mode="train")
+    assert (tag["loss_med"], tag["loss_med_all"], tag["x"], tag["y"]) == (29.5, 16.5, 62.0, 93.0)
+    assert line.endswith("  loss_med: 29.5000  loss_med_all: 16.5000  x: 62.0000  y: 93.0000")
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            dict(method_name="medain"),
+            r"custom_cfg\[0\]\.method_name must be one of 'mean', 'min', 'max', 'current' or a "
+            r"statistic added with HistoryBuffer.register_statistics \(added: 'median', "
+            r"'scaled_max'\), got 'medain' \(did you mean 'median'\?\)",
+        ),
+        (
+            dict(method_name="scaled_max", window_size=3),
+            r"custom_cfg\[0\]: method_name='scaled_max' names scaled_max\(buffer, window_size, "
+            r"scale\) .* call as scaled_max\(buffer, window_size=...\): missing a required "
+            r"argument: 'scale'",
+        ),
+        (
+            dict(method_name="median", window_size=3, scael=2),
+            r"would call as median\(buffer, window_size=..., scael=...\): got an unexpected "
+            r"keyword argument 'scael'",
+        ),
+        (
+            dict(method_name="median", window_size=0),
+            r"custom_cfg\[0\]\.window_size must be a positive int, 'epoch' or 'global'",
+        ),
+    ],
+)
+def test_custom_cfg_errors_with_registered_statistics_name_the_entry(registered, entry, message):
+    with pytest.raises(ValueError, match=message):
+        LogProcessor(custom_cfg=[dict(data_src="loss", **entry)])
+
+
+def test_num_digits_0_shows_whole_numbers_as_mmengine():
+    runner = make_runner("lp_digits_0")
+    fill_train(runner.message_hub)
+    _, line = LogProcessor(num_digits=0).get_log_after_iter(runner, 9, "train")
+    assert line.endswith("  time: 0  data_time: 0  loss: 6  acc: 9")
+
+
 def test_bad_arguments_and_modes_are_refused():
     with pytest.raises(ValueError, match="log_processor.window_size must be a positive int"):
         LogProcessor(window_size=0)
+    with pytest.raises(ValueError, match=r"log_processor.num_digits must be an int >= 0, got -1"):
+        LogProcessor(num_digits=-1)
     with pytest.raises(TypeError, match="must be a dict like"):
         LogProcessor(custom_cfg=["loss"])
     runner = make_runner("lp_modes")

@@ -63,6 +63,22 @@ def test_runtime_info():
     assert hub.pop_info("iter") == 30 and "iter" not in hub.runtime_info
 
 
+@pytest.mark.parametrize("update", ["update_scalar", "update_info"])
+@pytest.mark.parametrize("first", [False, True])
+def test_a_key_keeps_the_resumed_flag_it_was_first_given(update, first):
+    hub = MessageHub(f"resumed_flag_{update}_{first}")
+    getattr(hub, update)("k", 1, resumed=first)
+    getattr(hub, update)("k", 2, resumed=first)  # the same flag again is fine
+    message = f"'k' was recorded with resumed={first}, so it cannot be updated with resumed="
+    with pytest.raises(ValueError, match=message) as raised:
+        getattr(hub, update)("k", 3, resumed=not first)
+    assert isinstance(raised.value, AssertionError)  # what MMEngine raises
+    assert hub.state_dict()["resumed_keys"]["k"] is first  # the flag stays what it was
+    other = "update_info" if update == "update_scalar" else "update_scalar"
+    with pytest.raises(ValueError, match=message):  # one flag per key, scalar or info
+        getattr(hub, other)("k", 4, resumed=not first)
+
+
 def test_state_dict_round_trip_through_a_weights_only_checkpoint(tmp_path):
     hub = MessageHub("saved", max_length=20)
     for step in range(50):
