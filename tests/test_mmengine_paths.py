@@ -299,6 +299,24 @@ COVERED: dict[str, dict[str, str]] = {
         "save_checkpoint": "runnerx.checkpoint.model_state",
         "weights_to_cpu": "runnerx.checkpoint.model_state",
     },
+    "mmengine.config.config": {
+        **dict.fromkeys(("Config", "add_args"), "runnerx.config.config"),
+        "ConfigDict": "runnerx.config.config_dict",
+        "DictAction": "runnerx.config.dict_action",
+        "read_base": "runnerx.config.read_base",
+    },
+    "mmengine.registry.utils": {
+        **dict.fromkeys(
+            ("count_registered_modules", "traverse_registry_tree"), "runnerx.registry.utils"
+        ),
+        "init_default_scope": "runnerx.registry.default_scope",
+    },
+    "mmengine.hooks.hook": dict.fromkeys(("DATA_BATCH", "Hook"), "runnerx.hooks.hook"),
+    "mmengine.runner.loops": {
+        **dict.fromkeys(("EpochBasedTrainLoop", "IterBasedTrainLoop"), "runnerx.runner.loops"),
+        **dict.fromkeys(("TestLoop", "ValLoop"), "runnerx.runner.eval_loops"),
+        "_InfiniteDataloaderIterator": "runnerx.runner.infinite_iterator",
+    },
     "mmengine.runner.amp": {"autocast": "runnerx.optim.amp_optim_wrapper"},
     "mmengine.runner.activation_checkpointing": {
         "turn_on_activation_checkpointing": "runnerx.parallel.activation_checkpointing",
@@ -401,7 +419,10 @@ COVERED: dict[str, dict[str, str]] = {
         ),
         **dict.fromkeys(("parameter_count", "parameter_count_table"), "runnerx.analysis.params"),
     },
-    "mmengine.analysis.print_helper": {"get_model_complexity_info": "runnerx.analysis.complexity"},
+    "mmengine.analysis.print_helper": {
+        "get_model_complexity_info": "runnerx.analysis.complexity",
+        "_format_size": "runnerx.analysis.report:format_size",
+    },
     "mmengine._strategy": {
         "BaseStrategy": "runnerx._strategy.base",
         "SingleDeviceStrategy": "runnerx._strategy.single_device",
@@ -515,6 +536,10 @@ NOT_PORTED: dict[str, set[str]] = {
     "mmengine.runner": set(),
     # OpenMMLab's cluster storage (Ceph through petrel, PAVI): clients not on PyPI
     "mmengine.runner.checkpoint": {"load_from_ceph", "load_from_pavi"},
+    "mmengine.config.config": set(),
+    "mmengine.registry.utils": set(),
+    "mmengine.hooks.hook": set(),
+    "mmengine.runner.loops": set(),
     "mmengine.runner.amp": set(),
     "mmengine.runner.activation_checkpointing": set(),
     "mmengine.runner.base_loop": set(),

@@ -136,17 +136,23 @@ def _saves_state(optim_wrapper: Any) -> bool:
 
 
 def resume_runner(
-    runner: Any, path: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
+    runner: Any,
+    path: str,
+    resume_optimizer: bool = True,
+    resume_param_scheduler: bool = True,
+    map_location: Any = "default",
 ) -> dict:
     """Restore weights, optimizer, schedulers, counters and logged history from ``path`` (a
-    checkpoint file, or the folder of a sharded one)."""
+    checkpoint file, read with ``map_location``, ``'default'`` meaning the CPU; or the folder
+    of a sharded one, which each rank reads onto its own device)."""
     if os.path.isdir(path):  # sharded: model and optimizer are restored in place by all ranks
         optim_wrapper = runner.optim_wrapper if resume_optimizer else None
         checkpoint = load_sharded_checkpoint(path, runner.model, optim_wrapper)
         resume_optimizer = False
         runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
     else:
-        checkpoint = load_checkpoint(path, unsafe_load=runner.unsafe_load)
+        location = "cpu" if map_location == "default" else map_location
+        checkpoint = load_checkpoint(path, location, unsafe_load=runner.unsafe_load)
         saved_weights = dict(checkpoint.get("state_dict") or {})
         # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
         runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
@@ -342,17 +348,17 @@ def load_scheduler_states(schedulers: Any, states: Any) -> None:
             scheduler.load_state_dict(state)
 
 
-def find_latest_checkpoint(work_dir: str) -> str | None:
-    """The checkpoint named in ``work_dir/last_checkpoint``, if that file exists (MMEngine's
-    function). It holds an absolute path; when that lies outside ``work_dir``, in a work dir
-    that was copied or moved, the work dir's own file of that name is meant (logged; see
-    :func:`~runnerx.checkpoint.resume_checks.in_work_dir`)."""
-    pointer = os.path.join(work_dir, "last_checkpoint")
+def find_latest_checkpoint(path: str) -> str | None:
+    """The checkpoint named in ``<path>/last_checkpoint``, if that file exists (MMEngine's
+    function; ``path`` is the work dir). It holds an absolute path; when that lies outside the
+    work dir, in one that was copied or moved, the work dir's own file of that name is meant
+    (logged; see :func:`~runnerx.checkpoint.resume_checks.in_work_dir`)."""
+    pointer = os.path.join(path, "last_checkpoint")
     if not os.path.isfile(pointer):
         return None
     with open(pointer, encoding="utf-8") as file:
         named = file.read().strip()
-    return in_work_dir(work_dir, named) if named else None
+    return in_work_dir(path, named) if named else None
 
 
 def point_last_checkpoint(work_dir: str, path: str) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 from .auto_args import add_config_args
 from .config_dict import ConfigDict, unshare
 from .custom_imports import import_modules_from_strings
+from .dict_action import DictAction
 from .diff import config_diff
 from .dump import dump_text, write_atomically
 from .errors import ConfigKeyError, ConfigTypeError
@@ -31,6 +32,10 @@ from .merge import merge_into, nest_dotted_keys
 from .option_checks import check_options
 from .pretty import format_config
 from .provenance import Explanation, Override, explain
+from .read_base import read_base
+
+# the names MMEngine's mmengine.config.config offers
+__all__ = ["Config", "ConfigDict", "DictAction", "add_args", "read_base"]
 
 RESERVED_KEYS = ("filename", "text", "pretty_text", "env_variables")
 _STATE = ("_cfg_dict", "_filename", "_text", "_env_variables", "_source", "_overrides")
@@ -41,6 +46,7 @@ class Config:
 
     Values are reached by attribute or item (``cfg.model.type``, ``cfg['model']['type']``).
     Build one with :meth:`fromfile`, or from a dict: ``Config(dict(model=dict(type='Net')))``.
+    ``format_python_code`` is accepted for MMEngine compatibility, as in :meth:`fromfile`.
     """
 
     def __init__(
@@ -49,6 +55,7 @@ class Config:
         cfg_text: str | None = None,
         filename: str | os.PathLike | None = None,
         env_variables: dict | None = None,
+        format_python_code: bool = True,
     ) -> None:
         if cfg_dict is None:
             cfg_dict = {}
@@ -162,8 +169,20 @@ class Config:
         """The final config as readable Python that loads back to an equal config."""
         return format_config(self.to_dict())
 
-    def to_dict(self) -> dict:
-        """The config as plain dicts, lists and tuples."""
+    def to_dict(self, keep_imported: bool = False) -> dict:
+        """The config as plain dicts, lists and tuples.
+
+        ``keep_imported`` is MMEngine's: there it adds the names a ``with read_base():``-style
+        file imports (``SGD`` of ``from torch.optim import SGD``). runnerx does not keep them
+        (they are no config values, see docs/config.md), so ``keep_imported=True`` warns and
+        gives the same dict."""
+        if keep_imported:
+            warnings.warn(
+                "Config.to_dict(keep_imported=True): runnerx keeps no names that a config file "
+                "imports (they are no config values), so the dict is that of to_dict()",
+                UserWarning,
+                stacklevel=2,
+            )
         return self._cfg_dict.to_dict()
 
     def merge_from_dict(
@@ -265,3 +284,13 @@ class Config:
 
     def __repr__(self) -> str:
         return f"Config (path: {self._filename}): {dict.__repr__(self._cfg_dict)}"
+
+
+def add_args(
+    parser: argparse.ArgumentParser, cfg: dict, prefix: str = ""
+) -> argparse.ArgumentParser:
+    """MMEngine's ``add_args``: a ``--<prefix><dotted.key>`` option in ``parser`` for each
+    value of ``cfg`` (see :func:`~runnerx.config.auto_args.add_config_args`); returns
+    ``parser``."""
+    add_config_args(parser, cfg, prefix)
+    return parser

@@ -21,7 +21,7 @@ import os
 import pickle
 from itertools import zip_longest
 
-from runnerx.utils.errors import ValueAssertionError
+from runnerx.utils.errors import ValueAssertionError, ValueNotImplementedError
 
 from .collectives import all_gather_object
 from .utils import barrier, get_dist_info
@@ -42,7 +42,9 @@ def collect_results(
     :func:`collect_results_cpu` for ``device='cpu'``, :func:`collect_results_gpu` for
     'gpu' and 'npu' (which take no ``tmpdir``)."""
     if device not in _DEVICES:
-        raise ValueError(f"device must be one of {', '.join(_DEVICES)}, but got {device!r}")
+        raise ValueNotImplementedError(
+            f"device must be one of {', '.join(_DEVICES)}, but got {device!r}"
+        )
     if device == "cpu":
         return collect_results_cpu(results, size, tmpdir)
     if tmpdir is not None:

@@ -150,12 +150,12 @@ def is_main_process(group: ProcessGroup | None = None) -> bool:
     return get_rank(group) == 0
 
 
-def master_only(function: F) -> F:
+def master_only(func: F) -> F:
     """Decorate a function so that only rank 0 runs it (other ranks get None)."""
 
-    @functools.wraps(function)
+    @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return function(*args, **kwargs) if is_main_process() else None
+        return func(*args, **kwargs) if is_main_process() else None
 
     return wrapper  # type: ignore[return-value]
 

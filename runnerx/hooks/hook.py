@@ -24,6 +24,11 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
+__all__ = ["DATA_BATCH", "HOOK_POINTS", "PRIORITIES", "Hook", "Priority", "get_priority"]
+
+#: The type of a hook's ``data_batch`` argument (MMEngine's alias, for annotations).
+DATA_BATCH = dict | tuple | list | None
+
 #: Hook priorities by name; a smaller number runs earlier at every point.
 PRIORITIES = {
     "HIGHEST": 0,

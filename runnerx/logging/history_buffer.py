@@ -88,10 +88,10 @@ class HistoryBuffer:
         if history:
             fold_buffers((self,))
 
-    def update(self, value: Any, count: int | float = 1) -> None:
-        """Record ``value`` (a Python number, a numpy scalar or a one-element tensor) as the
+    def update(self, log_val: Any, count: int | float = 1) -> None:
+        """Record ``log_val`` (a Python number, a numpy scalar or a one-element tensor) as the
         sum of ``count`` observations (an int or, as MMEngine allows, a float)."""
-        given = value
+        given = value = log_val
         if isinstance(value, torch.Tensor):
             if value.numel() != 1:
                 raise ValueError(f"a logged tensor must hold one value, got shape {value.shape}")

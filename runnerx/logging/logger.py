@@ -15,15 +15,18 @@ one: :func:`print_log` writes to it, and so do runnerx's own modules, whose stan
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import os
 import socket
 import sys
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from termcolor import colored
 
 from runnerx.suggest import close_matches
+from runnerx.utils.errors import ValueAssertionError
 
 __all__ = [
     "MMLogger",  # noqa: F822  (from runnerx.logging.mmlogger, see __getattr__)
@@ -88,7 +91,11 @@ class _ConsoleHandler(logging.StreamHandler):
 
 
 class _LogFileHandler(logging.FileHandler):
-    """The log-file handler get_logger adds."""
+    """The log-file handler get_logger adds (unless ``file_handler_cfg`` names another)."""
+
+
+#: set on each log-file handler get_logger adds: the ``file_handler_cfg`` it was made from
+_HANDLER_CFG = "_runnerx_file_handler_cfg"
 
 
 def get_logger(
@@ -97,6 +104,7 @@ def get_logger(
     log_level: str | int = "INFO",
     rank: int | None = None,
     distributed: bool = False,
+    file_handler_cfg: Mapping | None = None,
 ) -> logging.Logger:
     """The logger called ``name``, set up for this rank; it becomes the current logger.
 
@@ -104,14 +112,19 @@ def get_logger(
     ``log_file`` is given, to that file without colour codes. Other ranks (``rank``
     defaults to :func:`runnerx.dist.get_rank`) show warnings and errors only and write no
     file. Calling again with the same name returns the same logger and adds no handlers;
-    a new ``log_file`` replaces the old file handler.
+    a new ``log_file`` replaces the old file handler. ``file_handler_cfg`` (MMEngine's)
+    writes the file with a handler of ``logging.handlers`` in place of the plain one:
+    ``dict(type='RotatingFileHandler', maxBytes=2**20, backupCount=3)``, its ``filename``
+    ``log_file`` unless given.
 
     .. code-block:: python
 
         logger = get_logger('runnerx', log_file='work_dirs/x/20261121_150405.log')
         logger.info('hello')
     """
-    logger = _set_up(logging.getLogger(name), log_file, log_level, rank, distributed)
+    logger = _set_up(
+        logging.getLogger(name), log_file, log_level, rank, distributed, file_handler_cfg
+    )
     make_logger_current(logger)
     return logger
 
@@ -173,6 +186,7 @@ def _set_up(
     log_level: str | int,
     rank: int | None,
     distributed: bool = False,
+    file_handler_cfg: Mapping | None = None,
 ) -> logging.Logger:
     """Give ``logger`` its console handler and (rank 0) its file handler, at ``log_level``.
     At DEBUG level (or with ``distributed``) in a distributed run every rank writes a file of
@@ -197,9 +211,9 @@ def _set_up(
         stem, suffix = os.path.splitext(os.fspath(log_file))
         host = socket.gethostname()
         log_file = f"{stem}_{host}_device{get_local_rank()}_rank{rank}{suffix}"
-        _set_log_file(logger, os.path.abspath(log_file), level)
+        _set_log_file(logger, os.path.abspath(log_file), level, file_handler_cfg)
     elif rank == 0 and log_file is not None:
-        _set_log_file(logger, os.path.abspath(log_file), level)
+        _set_log_file(logger, os.path.abspath(log_file), level, file_handler_cfg)
     elif rank != 0:
         _remove_file_handlers(logger)
     return logger
@@ -212,7 +226,9 @@ def print_log(
 
     ``logger=None`` (or ``'current'``) uses the current logger (the running Runner's, or
     the one :func:`get_logger` set up last), and prints when there is none; ``'silent'``
-    drops the message.
+    drops the message. A name must be that of a logger that is set up (with a handler of
+    its own or of a logger it propagates to): any other is a ValueError, as in MMEngine,
+    rather than a message lost without a word.
     """
     if logger in (None, "current"):
         if _current_logger is None:
@@ -222,13 +238,32 @@ def print_log(
     elif logger == "silent":
         return
     elif isinstance(logger, str):
-        logger = logging.getLogger(logger)
+        logger = _named_logger(logger)
     elif not isinstance(logger, logging.Logger):
         raise TypeError(
             "logger must be a logging.Logger, a logger's name, 'current', 'silent' or None, "
             f"got {type(logger).__name__}"
         )
     logger.log(level, msg)
+
+
+def _named_logger(name: str) -> logging.Logger:
+    """The logger called ``name``, which must be set up (see :func:`print_log`)."""
+    named = logging.getLogger(name)
+    if named.hasHandlers():
+        return named
+    set_up = [
+        other
+        for other, value in logging.Logger.manager.loggerDict.items()
+        if isinstance(value, logging.Logger) and value.handlers
+    ]
+    close = close_matches(name, set_up, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ValueError(
+        f"print_log: no logger called {name!r} is set up, so the message would be lost"
+        f"{hint}; set it up with get_logger({name!r}, ...) or MMLogger.get_instance, or "
+        "pass logger='current' (the running Runner's logger)"
+    )
 
 
 def _parse_level(log_level: str | int) -> int:
@@ -241,21 +276,50 @@ def _parse_level(log_level: str | int) -> int:
     raise ValueError(f"log_level must be one of {', '.join(_LEVELS)}, got {log_level!r}{hint}")
 
 
-def _set_log_file(logger: logging.Logger, path: str, level: int) -> None:
+def _set_log_file(
+    logger: logging.Logger, path: str, level: int, handler_cfg: Mapping | None = None
+) -> None:
+    handler_cfg = dict(handler_cfg) if handler_cfg is not None else None
     for handler in logger.handlers:
-        if isinstance(handler, _LogFileHandler) and handler.baseFilename == path:
+        same_file = getattr(handler, "baseFilename", None) == path
+        if same_file and getattr(handler, _HANDLER_CFG, False) == handler_cfg:
             handler.setLevel(level)
             return
     _remove_file_handlers(logger)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    handler = _LogFileHandler(path, mode="a", encoding="utf-8")
+    handler = _file_handler(path, handler_cfg)
+    setattr(handler, _HANDLER_CFG, handler_cfg)
     handler.setFormatter(_LevelFormatter(colour=False))
     handler.setLevel(level)
     logger.addHandler(handler)
 
 
+def _file_handler(path: str, handler_cfg: dict | None) -> logging.FileHandler:
+    """The plain log-file handler, or the ``logging.handlers`` class that ``handler_cfg``'s
+    ``type`` names, made with its other keys (``filename`` defaults to ``path``)."""
+    if handler_cfg is None:
+        return _LogFileHandler(path, mode="a", encoding="utf-8")
+    args = dict(handler_cfg)
+    kind = args.pop("type", None)
+    choices = {
+        name: value
+        for name, value in vars(logging.handlers).items()
+        if isinstance(value, type) and issubclass(value, logging.FileHandler)
+    }
+    if kind not in choices:
+        close = close_matches(str(kind), list(choices), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueAssertionError(
+            f"file_handler_cfg.type must name a file handler of logging.handlers "
+            f"({', '.join(sorted(choices))}), got {kind!r}{hint}"
+        )
+    args.setdefault("filename", path)
+    args.setdefault("encoding", "utf-8")
+    return choices[kind](**args)
+
+
 def _remove_file_handlers(logger: logging.Logger) -> None:
-    for handler in [h for h in logger.handlers if isinstance(h, _LogFileHandler)]:
+    for handler in [h for h in logger.handlers if hasattr(h, _HANDLER_CFG)]:
         logger.removeHandler(handler)
         handler.close()
 

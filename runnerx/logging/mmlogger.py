@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
+
+from runnerx.suggest import close_matches
 
 from . import logger as _logger
 
@@ -42,15 +45,32 @@ class MMLogger:
         logger_name: str | None = None,
         log_file: str | os.PathLike | None = None,
         log_level: str | int = "INFO",
+        file_mode: str = "w",
         distributed: bool = False,
+        file_handler_cfg: dict | None = None,
         **kwargs: object,
     ) -> logging.Logger:
         """The logger called ``logger_name`` (``name`` when not given), set up with
         ``log_file`` and ``log_level``; it becomes the current one. ``distributed=True`` gives
-        every rank a log file of its own. MMEngine's ``file_mode`` is accepted and not used:
-        files are appended to."""
+        every rank a log file of its own; ``file_handler_cfg`` writes the file with a handler
+        of ``logging.handlers`` (``dict(type='RotatingFileHandler', maxBytes=2**20,
+        backupCount=3)``). MMEngine's ``file_mode`` is accepted and not used: files are
+        appended to. Any other keyword is refused, naming it."""
+        if kwargs:
+            known = [p for p in inspect.signature(cls.get_instance).parameters if p != "kwargs"]
+            unknown = sorted(kwargs)
+            close = close_matches(unknown[0], known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(
+                f"MMLogger.get_instance() got unknown keyword(s) {unknown}: it takes "
+                f"{', '.join(known)}{hint}"
+            )
         return _logger.get_logger(
-            logger_name or name, log_file=log_file, log_level=log_level, distributed=distributed
+            logger_name or name,
+            log_file=log_file,
+            log_level=log_level,
+            distributed=distributed,
+            file_handler_cfg=file_handler_cfg,
         )
 
     @classmethod

@@ -138,7 +138,9 @@ class BaseInit:
 
 class _FillInit(BaseInit):
     """A built-in initializer: fills the weight of each module it applies to with one of
-    :data:`~runnerx.model.weight_init.WEIGHT_FILLS` (``kind``), and sets its bias."""
+    :data:`~runnerx.model.weight_init.WEIGHT_FILLS` (``kind``), and sets its bias. Its
+    subclasses take MMEngine's arguments (by position too); ``**kwargs`` are
+    :class:`BaseInit`'s ``bias``, ``bias_prob`` and ``layer``."""
 
     kind = ""
 
@@ -155,20 +157,84 @@ class _FillInit(BaseInit):
         module.apply(lambda sub: self._init_one(sub) if self.applies_to(sub) else None)
 
 
-def _initializer_class(kind: str, doc: str) -> type[BaseInit]:
-    cls = type(f"{kind}Init", (_FillInit,), {"kind": kind, "__doc__": doc})
-    return WEIGHT_INITIALIZERS.register_module(name=kind, module=cls)
+@WEIGHT_INITIALIZERS.register_module(name="Constant")
+class ConstantInit(_FillInit):
+    """``init_cfg=dict(type='Constant', val=...)``: weights filled with ``val``."""
+
+    kind = "Constant"
+
+    def __init__(self, val: float, **kwargs: Any) -> None:
+        super().__init__(val=val, **kwargs)
 
 
-ConstantInit = _initializer_class("Constant", "``init_cfg=dict(type='Constant', val=...)``.")
-XavierInit = _initializer_class("Xavier", "``init_cfg=dict(type='Xavier', gain=1, ...)``.")
-NormalInit = _initializer_class("Normal", "``init_cfg=dict(type='Normal', mean=0, std=1)``.")
-TruncNormalInit = _initializer_class(
-    "TruncNormal", "``init_cfg=dict(type='TruncNormal', mean=0, std=1, a=-2, b=2)``."
-)
-UniformInit = _initializer_class("Uniform", "``init_cfg=dict(type='Uniform', a=0, b=1)``.")
-KaimingInit = _initializer_class("Kaiming", "``init_cfg=dict(type='Kaiming', mode=...)``.")
-Caffe2XavierInit = _initializer_class("Caffe2Xavier", "``init_cfg=dict(type='Caffe2Xavier')``.")
+@WEIGHT_INITIALIZERS.register_module(name="Xavier")
+class XavierInit(_FillInit):
+    """``init_cfg=dict(type='Xavier', gain=1, distribution='normal')`` (or ``'uniform'``)."""
+
+    kind = "Xavier"
+
+    def __init__(self, gain: float = 1, distribution: str = "normal", **kwargs: Any) -> None:
+        super().__init__(gain=gain, distribution=distribution, **kwargs)
+
+
+@WEIGHT_INITIALIZERS.register_module(name="Normal")
+class NormalInit(_FillInit):
+    """``init_cfg=dict(type='Normal', mean=0, std=1)``."""
+
+    kind = "Normal"
+
+    def __init__(self, mean: float = 0, std: float = 1, **kwargs: Any) -> None:
+        super().__init__(mean=mean, std=std, **kwargs)
+
+
+@WEIGHT_INITIALIZERS.register_module(name="TruncNormal")
+class TruncNormalInit(_FillInit):
+    """``init_cfg=dict(type='TruncNormal', mean=0, std=1, a=-2, b=2)``: a normal
+    distribution truncated to ``[a, b]``."""
+
+    kind = "TruncNormal"
+
+    def __init__(
+        self, mean: float = 0, std: float = 1, a: float = -2, b: float = 2, **kwargs: Any
+    ) -> None:
+        super().__init__(mean=mean, std=std, a=a, b=b, **kwargs)
+
+
+@WEIGHT_INITIALIZERS.register_module(name="Uniform")
+class UniformInit(_FillInit):
+    """``init_cfg=dict(type='Uniform', a=0, b=1)``."""
+
+    kind = "Uniform"
+
+    def __init__(self, a: float = 0, b: float = 1, **kwargs: Any) -> None:
+        super().__init__(a=a, b=b, **kwargs)
+
+
+@WEIGHT_INITIALIZERS.register_module(name="Kaiming")
+class KaimingInit(_FillInit):
+    """``init_cfg=dict(type='Kaiming', a=0, mode='fan_out', nonlinearity='relu',
+    distribution='normal')``."""
+
+    kind = "Kaiming"
+
+    def __init__(
+        self,
+        a: float = 0,
+        mode: str = "fan_out",
+        nonlinearity: str = "relu",
+        distribution: str = "normal",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            a=a, mode=mode, nonlinearity=nonlinearity, distribution=distribution, **kwargs
+        )
+
+
+@WEIGHT_INITIALIZERS.register_module(name="Caffe2Xavier")
+class Caffe2XavierInit(_FillInit):
+    """``init_cfg=dict(type='Caffe2Xavier')``: Caffe2's "XavierFill"."""
+
+    kind = "Caffe2Xavier"
 
 
 @WEIGHT_INITIALIZERS.register_module(name="Pretrained")

@@ -37,6 +37,7 @@ from runnerx.model.errors import InitCfgOverrideError
 from runnerx.registry import WEIGHT_INITIALIZERS, NotRegisteredError
 from runnerx.suggest import close_matches
 from runnerx.utils import lazy_attributes
+from runnerx.utils.errors import ValueAssertionError, ValueKeyError
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ def _fill_kaiming(
 
 def _is_uniform(distribution: str) -> bool:
     if distribution not in ("normal", "uniform"):
-        raise ValueError(
+        raise ValueAssertionError(
             f"init_cfg distribution must be 'normal' or 'uniform', not {distribution!r}"
         )
     return distribution == "uniform"
@@ -188,11 +189,11 @@ def build_initializer(cfg: dict, wholemodule: bool = False) -> Callable[[nn.Modu
     return initializer
 
 
-def _unknown_type(kind: Any) -> ValueError:
+def _unknown_type(kind: Any) -> ValueKeyError:
     names = list(WEIGHT_INITIALIZERS.module_dict)
     close = close_matches(str(kind), names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
-    return ValueError(
+    return ValueKeyError(
         f"init_cfg type {kind!r} is not one of {names}{hint} (a custom initializer is "
         "registered with @WEIGHT_INITIALIZERS.register_module())"
     )
@@ -309,10 +310,13 @@ def update_init_info(module: nn.Module, init_info: str) -> None:
     runnerx's BaseModule keeps no such report, so nothing in runnerx calls this."""
     records = getattr(module, "_params_init_info", None)
     if records is None:
-        raise AttributeError(f"{type(module).__name__} has no _params_init_info to update")
+        raise ValueAssertionError(
+            f"{type(module).__name__} has no _params_init_info to update (update_init_info "
+            "is for modules that keep MMEngine's initialisation report)"
+        )
     for name, param in module.named_parameters():
         if param not in records:
-            raise ValueError(
+            raise ValueAssertionError(
                 f"{type(module).__name__}.{name} is a new parameter: an initializer must not "
                 "add or replace parameters"
             )

@@ -119,10 +119,10 @@ def _unused_parameter_names(model: nn.Module, message: str) -> list[str]:
     return [trainable[index] for index in indices if index < len(trainable)]
 
 
-def report_parameters_without_gradient(loss: torch.Tensor, module: nn.Module) -> list[str]:
-    """Log (as errors) and return the trainable parameters of ``module`` that ``loss`` does
-    not depend on: MMEngine's ``detect_anomalous_params``, a debugging aid that walks the
-    autograd graph on every step."""
+def report_parameters_without_gradient(loss: torch.Tensor, model: nn.Module) -> list[str]:
+    """Log (as errors) and return the trainable parameters of ``model`` that ``loss`` does
+    not depend on: MMEngine's ``detect_anomalous_params(loss, model=...)``, a debugging aid
+    that walks the autograd graph on every step."""
     reached: set[int] = set()
     pending = [loss.grad_fn]
     seen: set[int] = set()
@@ -137,7 +137,7 @@ def report_parameters_without_gradient(loss: torch.Tensor, module: nn.Module) ->
         pending.extend(next_node for next_node, _ in node.next_functions)
     unused = [
         name
-        for name, param in module.named_parameters()
+        for name, param in model.named_parameters()
         if param.requires_grad and id(param) not in reached
     ]
     if unused:

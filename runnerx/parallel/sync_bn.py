@@ -15,15 +15,15 @@ from .options import check_choice
 _logger = logging.getLogger(__name__)
 
 
-def convert_sync_batchnorm(model: nn.Module, implementation: Any = "torch") -> nn.Module:
-    """``model`` with every BatchNorm layer replaced by ``torch.nn.SyncBatchNorm`` (MMEngine's
+def convert_sync_batchnorm(module: nn.Module, implementation: Any = "torch") -> nn.Module:
+    """``module`` with every BatchNorm layer replaced by ``torch.nn.SyncBatchNorm`` (MMEngine's
     function).
 
     ``implementation`` is MMEngine's ``cfg.sync_bn`` value (``'torch'``) or ``True``;
     ``'mmcv'`` (a CUDA extension runnerx does not use) is refused.
     """
     check_choice(implementation, (True, "torch"), "sync_bn")
-    return nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    return nn.SyncBatchNorm.convert_sync_batchnorm(module)
 
 
 def sync_batchnorm_for_run(model: nn.Module, sync_bn: Any, device: torch.device) -> nn.Module:

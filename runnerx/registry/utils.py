@@ -7,7 +7,11 @@ import datetime
 import json
 import os
 
+from runnerx.registry.default_scope import init_default_scope
 from runnerx.registry.registry import Registry
+
+# init_default_scope is here too, where MMEngine defines it
+__all__ = ["count_registered_modules", "init_default_scope", "traverse_registry_tree"]
 
 
 def traverse_registry_tree(registry: Registry, verbose: bool = True) -> list[dict]:

@@ -24,6 +24,7 @@ from runnerx.registry import LOOPS
 from .base_loop import BaseLoop, refuse_uneven_batches
 from .batch_limits import FirstBatches, limited
 from .eval_loops import TestLoop, ValLoop, build_eval_loop
+from .infinite_iterator import _InfiniteDataloaderIterator  # noqa: F401 (MMEngine's path)
 from .train_data import TrainDataPosition
 from .val_checks import MidEpochValidation, is_val_check
 from .val_schedule import ValidationSchedule

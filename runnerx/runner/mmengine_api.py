@@ -26,6 +26,7 @@ from runnerx.config import Config
 from runnerx.registry import RUNNERS
 
 from .loops import TestLoop, ValLoop, build_eval_loop, build_train_loop
+from .mmengine_steps import LeftOut, MMEngineSteps  # noqa: F401 (LeftOut: its old path)
 
 #: top-level keys of MMCV 1.x configs, which MMEngine ignores as silently as any unknown key
 #: (a run then trains without the schedule or hook they meant), and where each went
@@ -58,57 +59,8 @@ _OTHER_RUNNER_KEYS = (
 )
 
 
-class LeftOut:
-    """A member of MMEngine's Runner that runnerx's Runner leaves out: reading it raises the
-    AttributeError a missing member raises (``hasattr`` is False), saying what runnerx does
-    ``instead``. A subclass may still define it, as a method of its own."""
-
-    def __init__(self, instead: str) -> None:
-        self.instead = instead
-        self.name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, runner: Any, owner: type | None = None) -> Any:
-        cls = owner or type(runner)
-        raise AttributeError(
-            f"'{cls.__name__}' object has no attribute '{self.name}' (MMEngine's Runner "
-            f"method; runnerx leaves it out): {self.instead}",
-            name=self.name,
-            obj=runner,
-        )
-
-
-_BUILT_WITH_RUNNER = (
-    "the Runner does this when it is built (from default_hooks and custom_hooks); add hooks "
-    "with runner.register_hook(hook, priority) or runner.register_custom_hooks([...])"
-)
-
-
-class MMEngineRunnerAPI:
+class MMEngineRunnerAPI(MMEngineSteps):
     """Mixed into :class:`~runnerx.runner.Runner` (see the module docstring)."""
-
-    register_hooks = LeftOut(_BUILT_WITH_RUNNER)
-    register_default_hooks = LeftOut(_BUILT_WITH_RUNNER)
-    build_message_hub = LeftOut(
-        "the Runner builds its MessageHub (runner.message_hub) when it is built"
-    )
-    scale_lr = LeftOut(
-        "train() (and resume()) scales the lr when it builds the optim wrapper, as "
-        "runner.auto_scale_lr says (dict(enable=True, base_batch_size=...)); a train() "
-        "override calls super().train()"
-    )
-
-    def _warn_of_left_out_overrides(self) -> None:
-        """Say which members of MMEngine's Runner that runnerx never calls a subclass
-        defines: what they do is not done."""
-        for name, value in vars(MMEngineRunnerAPI).items():
-            if isinstance(value, LeftOut) and getattr(type(self), name, None) is not None:
-                self.logger.warning(
-                    f"{type(self).__name__}.{name} has no effect: runnerx's Runner never "
-                    f"calls {name} ({value.instead})"
-                )
 
     @property
     def model_name(self) -> str:
@@ -192,24 +144,17 @@ class MMEngineRunnerAPI:
 
         loop = self.train_loop  # a Runner without train_cfg says so here
         optim_cfg = self.optim_wrapper
-        batch_size = batch_size_of(loop.dataloader)
         if isinstance(optim_cfg, dict):  # the first build
-            self._log_batch_per_process(batch_size)
+            self._log_batch_per_process(batch_size_of(loop.dataloader))
         scale = self.auto_scale_lr
         if scale is None:
             self.optim_wrapper = self.build_optim_wrapper(optim_cfg)
         else:
-            if batch_size is None and isinstance(scale, Mapping) and scale.get("enable", False):
-                raise ValueError(
-                    "auto_scale_lr.enable=True scales the lr by the batch size, but "
-                    "train_dataloader has none (neither batch_size nor a batch_sampler "
-                    "with one): give train_dataloader.batch_size"
-                )
             self.optim_wrapper = build_with_scaled_lr(
                 self.build_optim_wrapper,
                 optim_cfg,
                 scale,
-                None if batch_size is None else self.world_size * batch_size,
+                self._real_batch_size(scale),
                 self.param_schedulers,
                 self.logger,
             )

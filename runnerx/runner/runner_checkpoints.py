@@ -46,17 +46,25 @@ class RunnerCheckpoints:
         return load_runner_weights(self, filename, strict, revise_keys)
 
     def resume(
-        self, filename: str, resume_optimizer: bool = True, resume_param_scheduler: bool = True
+        self,
+        filename: str,
+        resume_optimizer: bool = True,
+        resume_param_scheduler: bool = True,
+        map_location: Any = "default",
     ) -> dict:
         """Continue a run from ``filename``: weights, optimizer, schedulers, counters (the
         optim wrapper and schedulers are built first when they are still configs). Hooks see
-        a resume (``runner._resume``, which EMAHook reads) also when it is called directly."""
+        a resume (``runner._resume``, which EMAHook reads) also when it is called directly.
+        ``map_location`` is ``torch.load``'s; MMEngine's ``'default'`` reads onto the CPU here,
+        and the model and optimizer take their values onto their own devices."""
         from runnerx.checkpoint.runner_state import resume_runner
 
         self._build_optimization()
         configured, self._resume = self._resume, self._resume or filename
         try:
-            return resume_runner(self, filename, resume_optimizer, resume_param_scheduler)
+            return resume_runner(
+                self, filename, resume_optimizer, resume_param_scheduler, map_location
+            )
         finally:
             self._resume = configured
 

@@ -1,8 +1,8 @@
-"""Errors for bad arguments that MMEngine checks with ``assert``.
+"""Errors for bad arguments that MMEngine reports with another type (mostly with ``assert``).
 
 Each is the specific type runnerx raises (a ValueError, TypeError or KeyError, with a message naming
-what was wrong) and also an AssertionError, so ``except AssertionError`` in code written for
-MMEngine keeps catching it::
+what was wrong) and also MMEngine's type (most often AssertionError), so ``except AssertionError``
+in code written for MMEngine keeps catching it::
 
     from runnerx.utils.errors import ValueAssertionError
 
@@ -27,3 +27,14 @@ class KeyAssertionError(KeyError, AssertionError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class ValueKeyError(ValueError, KeyError):
+    """A bad name that MMEngine's registry reports as a KeyError; its message is shown as
+    written, not quoted as a KeyError's would be."""
+
+    __str__ = KeyAssertionError.__str__
+
+
+class ValueNotImplementedError(ValueError, NotImplementedError):
+    """A choice outside the supported ones (MMEngine raises NotImplementedError for it)."""

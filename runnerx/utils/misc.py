@@ -219,7 +219,7 @@ def merge_dict(*args: dict) -> dict:
     merged: dict = {}
     for index, item in enumerate(args):
         if not isinstance(item, dict):
-            raise TypeError(
+            raise TypeAssertionError(
                 f"merge_dict: every argument must be a dict, but argument {index} is "
                 f"{type(item).__name__}"
             )

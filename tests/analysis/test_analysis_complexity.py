@@ -205,6 +205,18 @@ def test_parameter_counts_match_mmengine_and_the_table_lists_them():
     assert "(32, 16)" in table and "blocks.0.ln_1" not in table
 
 
+def test_format_size_of_get_flops_tools_matches_mmengine():
+    """The ``get_flops.py`` tools of mmdet/mmseg/mmpretrain import ``_format_size`` here."""
+    from mmengine.analysis.print_helper import _format_size as theirs
+
+    from runnerx.analysis.print_helper import _format_size
+
+    for value in (0, 7, 999, 1234, 1234567, 2.5e9, 3e12, 4.2e15):
+        assert _format_size(value) == theirs(value), value
+    assert _format_size(0, hide_zero=True) == theirs(0, hide_zero=True) == ""
+    assert _format_size(1234567, sig_figs=1) == theirs(1234567, sig_figs=1)
+
+
 def test_set_op_handle_ignores_or_adds_ops():
     """None ignores the op (MMEngine keeps counting an op that has a handle: a bug)."""
     model, inputs = ConvNet().eval(), (torch.randn(1, 3, 8, 8),)

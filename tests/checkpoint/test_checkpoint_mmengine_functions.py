@@ -348,3 +348,10 @@ def test_load_checkpoint_to_model_loads_a_read_checkpoint_as_mmengines_does():
             assert torch.equal(reference.state_dict()[key], value)
     with pytest.raises(RuntimeError, match=r"Missing key\(s\).*\"2.weight\""):  # strict
         ours(nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2), nn.Linear(2, 1)), wrapped, strict=True)
+
+
+def test_find_latest_checkpoint_takes_mmengines_keyword(tmp_path):
+    assert runner_api.find_latest_checkpoint(path=str(tmp_path)) is None
+    (tmp_path / "epoch_2.pth").write_bytes(b"")
+    (tmp_path / "last_checkpoint").write_text(str(tmp_path / "epoch_2.pth"))
+    assert runner_api.find_latest_checkpoint(path=str(tmp_path)) == str(tmp_path / "epoch_2.pth")

@@ -93,3 +93,28 @@ def test_runnerx_errors_stay_config_errors(tmp_path, monkeypatch):
     for path in (env, xml):
         with pytest.raises(ConfigError, match=path.split("/")[-1]):
             Config.fromfile(path)
+
+
+def test_mmengines_keywords_of_config_and_to_dict(tmp_path):
+    cfg = Config(dict(lr=0.1), format_python_code=False)
+    assert cfg.to_dict() == MMConfig(dict(lr=0.1), format_python_code=False).to_dict()
+    # a read_base-style file: its imported names are no config values in either
+    path = write(tmp_path, "lazy.py", "from torch.optim import SGD\noptimizer = dict(type=SGD)\n")
+    assert "SGD" in MMConfig.fromfile(path).to_dict(keep_imported=True)
+    with pytest.warns(UserWarning, match="keeps no names that a config file imports"):
+        kept = Config.fromfile(path).to_dict(keep_imported=True)
+    assert list(kept) == ["optimizer"]
+
+
+def test_add_args_at_mmengines_path():
+    import argparse
+
+    from mmengine.config.config import add_args as mm_add_args
+
+    from runnerx.config.config import add_args
+
+    cfg = dict(name="a", steps=2, lr=0.1, amp=False, sizes=[1, 2], optim=dict(lr=0.5))
+    argv = ["--name", "b", "--steps", "3", "--sizes", "4", "5", "--optim.lr", "0.2", "--amp"]
+    ours = add_args(argparse.ArgumentParser(), cfg)
+    theirs = mm_add_args(argparse.ArgumentParser(), cfg)
+    assert vars(ours.parse_args(argv)) == vars(theirs.parse_args(argv))

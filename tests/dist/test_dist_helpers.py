@@ -113,8 +113,11 @@ def test_mmengines_assertions_are_type_errors(call, match):
 
 
 def test_collect_results_arguments():
-    with pytest.raises(ValueError, match=r"device must be one of cpu, gpu, npu, but got 'tpu'"):
+    with pytest.raises(
+        ValueError, match=r"device must be one of cpu, gpu, npu, but got 'tpu'"
+    ) as raised:
         runnerx_dist.collect_results([1], 1, device="tpu")
+    assert isinstance(raised.value, NotImplementedError)  # MMEngine's type
     with pytest.raises(ValueError, match=r"tmpdir must be None when device is 'gpu'") as raised:
         runnerx_dist.collect_results([1], 1, device="gpu", tmpdir="parts")
     assert isinstance(raised.value, AssertionError)
@@ -289,3 +292,8 @@ def test_init_dist_from_slurm_with_a_port(monkeypatch):
             runnerx_dist.get_local_size()  # neither a local group nor torchrun's variable
     finally:
         shutdown_dist()
+
+
+def test_master_only_takes_mmengines_keyword():
+    decorated = runnerx_dist.master_only(func=lambda value: value * 2)
+    assert decorated(3) == 6  # one process: rank 0 runs it

@@ -222,7 +222,7 @@ def test_load_state_dict_in_place_keeps_the_appenders_recording_into_it():
     assert buffer.count == 4 and buffer.mean() == 2.5 and buffer.current() == 4.0
 
 
-def test_mmengines_constructor_data_and_registered_statistics():
+def test_mmengines_constructor_data_and_registered_statistics(monkeypatch):
     # MMEngine's logging design page: HistoryBuffer(log_history, count_history, max_length)
     mm_logging = pytest.importorskip("mmengine.logging")
     ours = HistoryBuffer([1, 2, 3, 4], [1, 1, 2, 1], max_length=10)
@@ -231,6 +231,8 @@ def test_mmengines_constructor_data_and_registered_statistics():
         assert np.array_equal(got, expected)
     assert ours.mean() == pytest.approx(theirs.mean())
     assert ours.statistics("mean", 2) == pytest.approx(theirs.statistics("mean", 2))
+    # registered for this test only
+    monkeypatch.setattr(HistoryBuffer, "_custom_statistics", {})
 
     @HistoryBuffer.register_statistics
     def weighted_sum(self, window_size=None):
@@ -296,3 +298,10 @@ def test_current_as_recorded_is_a_float_once_a_newer_value_is():
     buffer.update(11)
     buffer.load_state_dict(buffer.state_dict())  # the state holds floats only
     assert type(buffer.current_as_recorded()) is float
+
+
+def test_update_takes_mmengines_keyword():
+    buffer = HistoryBuffer()
+    buffer.update(log_val=3.0, count=2)
+    buffer.update(log_val=torch.tensor(5.0))
+    assert buffer.current() == 5.0 and buffer.mean() == pytest.approx(8.0 / 3)

@@ -380,9 +380,9 @@ def scaled_max(buffer, window_size, scale):
 
 @pytest.fixture
 def registered(monkeypatch):
-    """median and scaled_max added with HistoryBuffer.register_statistics for one test."""
-    statistics = HistoryBuffer._custom_statistics
-    monkeypatch.setattr(HistoryBuffer, "_custom_statistics", dict(statistics))
+    """median and scaled_max added with HistoryBuffer.register_statistics for one test, and
+    only they (other tests' statistics are out of sight until it ends)."""
+    monkeypatch.setattr(HistoryBuffer, "_custom_statistics", {})
     HistoryBuffer.register_statistics(median)
     HistoryBuffer.register_statistics(scaled_max)
 

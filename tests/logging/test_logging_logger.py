@@ -127,6 +127,12 @@ def test_print_log_uses_the_current_logger_a_named_one_or_print(tmp_path, capsys
         print_log("x", logger=42)
 
 
+def test_print_log_to_a_name_no_logger_has_is_an_error_as_in_mmengine():
+    logging.getLogger("runnerx_test_never_set_up").propagate = False  # pytest's root handler
+    with pytest.raises(ValueError, match="no logger called 'runnerx_test_never_set_up'"):
+        print_log("lost", logger="runnerx_test_never_set_up")
+
+
 def test_run_loggers_keep_their_own_files_and_the_current_one_shows_runnerx_records(tmp_path):
     first = get_run_logger(tmp_path / "first.log", rank=0)
     second = get_run_logger(tmp_path / "second.log", rank=0)

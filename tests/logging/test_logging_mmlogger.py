@@ -26,3 +26,33 @@ def test_get_instance_sets_up_a_named_logger_with_its_file(tmp_path):
 def test_building_mmlogger_directly_names_what_to_use():
     with pytest.raises(TypeError, match=r"MMLogger.get_instance\(name"):
         MMLogger("name")
+
+
+def test_get_instance_refuses_an_unknown_keyword_naming_a_close_one(tmp_path):
+    with pytest.raises(TypeError, match=r"\['log_fle'\].*did you mean 'log_file'"):
+        MMLogger.get_instance("mmlogger_misspelt", log_fle=str(tmp_path / "x.log"))
+    assert not (tmp_path / "x.log").exists()
+
+
+def test_file_handler_cfg_writes_with_that_handler_as_mmengines(tmp_path):
+    path = tmp_path / "rotating.log"
+    cfg = dict(type="RotatingFileHandler", maxBytes=300, backupCount=2)
+    logger = MMLogger.get_instance("mmlogger_rotating", log_file=str(path), file_handler_cfg=cfg)
+    for index in range(12):
+        logger.info(f"line {index}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "rotating.log",
+        "rotating.log.1",
+        "rotating.log.2",
+    ]
+    assert "INFO - line 11" in path.read_text()  # the plain layout, as in the default file
+    assert cfg == dict(type="RotatingFileHandler", maxBytes=300, backupCount=2)  # not changed
+    same = MMLogger.get_instance("mmlogger_rotating", log_file=str(path), file_handler_cfg=cfg)
+    assert len(same.handlers) == 2  # the console and the one file handler
+    with pytest.raises(ValueError, match="did you mean 'RotatingFileHandler'") as caught:
+        MMLogger.get_instance(
+            "mmlogger_bad_handler",
+            log_file=str(tmp_path / "b.log"),
+            file_handler_cfg=dict(type="RotatingFileHandlr"),
+        )
+    assert isinstance(caught.value, AssertionError)  # MMEngine asserts on a missing type

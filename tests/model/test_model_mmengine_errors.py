@@ -12,7 +12,11 @@ from runnerx.model import (
     ExponentialMovingAverage,
     ImgDataPreprocessor,
     MomentumAnnealingEMA,
+    initialize,
+    merge_dict,
     stack_batch,
+    update_init_info,
+    xavier_init,
 )
 
 
@@ -36,7 +40,12 @@ def linear():
         (lambda: ImgDataPreprocessor(mean=None, std=[1, 2, 3]), ValueError, "together"),
         (lambda: stack_batch([]), ValueError, "at least one"),
         (lambda: stack_batch([torch.ones(1, 2), torch.ones(1, 2, 2)]), ValueError, "shapes"),
+        (lambda: stack_batch(torch.ones(2, 1, 3)), TypeError, r"tensor of shape \(2, 1, 3\)"),
+        (lambda: stack_batch([torch.ones(1, 2), 3]), TypeError, r"list of \['Tensor', 'int'\]"),
         (lambda: MergeNothing(linear()), TypeError, "no test_step"),
+        (lambda: xavier_init(linear(), distribution="bad"), ValueError, "'normal' or 'uniform'"),
+        (lambda: update_init_info(linear(), "Constant"), ValueError, "no _params_init_info"),
+        (lambda: merge_dict({"a": 1}, [1]), TypeError, "argument 1 is list"),
     ],
 )
 def test_bad_arguments_raise_an_assertion_error_as_in_mmengine(make, also, match):
@@ -57,6 +66,13 @@ def test_images_that_do_not_fit_the_preprocessor_raise_an_assertion_error(inputs
     with pytest.raises(AssertionError, match=match) as caught:
         preprocessor(dict(inputs=inputs))
     assert isinstance(caught.value, ValueError)
+
+
+def test_an_unknown_init_cfg_type_raises_a_key_error_as_in_mmengine():
+    with pytest.raises(KeyError, match="did you mean 'Constant'") as caught:
+        initialize(linear(), dict(type="Constnt", val=1))
+    assert isinstance(caught.value, ValueError)
+    assert str(caught.value).startswith("init_cfg type 'Constnt'")  # not quoted as a KeyError
 
 
 def test_an_override_of_a_missing_child_raises_a_runtime_error_as_in_mmengine():

@@ -58,6 +58,8 @@ def test_revert_sync_batchnorm_computes_what_batchnorm_does():
     torch.testing.assert_close(reverted[1].running_mean, plain[1].running_mean)
     with pytest.raises(ValueError, match="sync_bn"):
         rx.convert_sync_batchnorm(nn.BatchNorm2d(2), implementation="mmcv")
+    # MMEngine's keyword
+    assert isinstance(rx.convert_sync_batchnorm(module=nn.BatchNorm2d(2)), nn.SyncBatchNorm)
 
 
 def test_merge_dict_is_mmengines():
@@ -71,3 +73,5 @@ def test_detect_anomalous_params_names_the_unused_parameters():
     model = nn.ModuleDict(dict(used=nn.Linear(2, 1), unused=nn.Linear(2, 1)))
     loss = model["used"](torch.randn(3, 2)).sum()
     assert rx.detect_anomalous_params(loss, model) == ["unused.weight", "unused.bias"]
+    # MMEngine's DDP wrapper (and wrappers copied from it) pass the model by keyword
+    assert rx.detect_anomalous_params(loss, model=model) == ["unused.weight", "unused.bias"]

@@ -90,6 +90,15 @@ def test_duplicate_alias_registers_nothing(models):
     assert "A" not in models
 
 
+def test_the_same_object_registered_again_is_no_error(models):
+    class ResNet:
+        pass
+
+    models.register_module(module=ResNet)
+    models.register_module(module=ResNet)  # a module's registrations run twice (docs/registry.md)
+    assert models.get("ResNet") is ResNet and len(models) == 1
+
+
 def test_force_replaces(models):
     @models.register_module()
     class ResNet:

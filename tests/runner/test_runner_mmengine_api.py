@@ -15,12 +15,11 @@ from runnerx.runner import Runner, loops
 from runnerx.runner.mmengine_api import LeftOut
 
 #: MMEngine Runner members runnerx leaves out: set-up steps that runnerx's Runner does in
-#: __init__ (hooks, MessageHub) or train() (the lr scaling) from the same arguments
+#: __init__ (hooks, MessageHub) from the same arguments
 NOT_KEPT = {
     "build_message_hub",
     "register_default_hooks",
     "register_hooks",
-    "scale_lr",
 }
 
 

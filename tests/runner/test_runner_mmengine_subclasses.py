@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from runnerx.evaluator import BaseMetric
+from runnerx.fileio import wait_for_pending_writes
 from runnerx.runner import BaseLoop, EpochBasedTrainLoop, IterBasedTrainLoop, Runner
 from tests.checkpoint.conftest import ITERS_PER_EPOCH, TinyNet
 from tests.checkpoint.tiny_data import loader
@@ -378,23 +379,67 @@ def test_the_set_up_steps_a_subclass_overrides_run_in_mmengines_order(tmp_path):
 
 
 class LeftOutStepsRunner(Runner):
-    """Overrides MMEngine's steps that runnerx's Runner never calls."""
+    """Overrides, and calls, MMEngine's steps that runnerx's Runner never calls."""
 
     def register_hooks(self, default_hooks=None, custom_hooks=None):
         raise AssertionError("never called")
 
+    def rebuild_hub(self):
+        return self.build_message_hub()
+
 
 def test_mmengines_left_out_steps_say_what_runnerx_does_instead(tmp_path):
     runner = LeftOutStepsRunner(**settings(tmp_path, auto_scale_lr={"base_batch_size": 1}))
-    assert "LeftOutStepsRunner.register_hooks has no effect" in log_of(runner)
-    assert not hasattr(runner, "scale_lr")
-    with pytest.raises(AttributeError, match=r"'scale_lr'.*runner\.auto_scale_lr"):
-        runner.scale_lr(runner.optim_wrapper, runner.auto_scale_lr)
+    log = log_of(runner)
+    assert "LeftOutStepsRunner.register_hooks has no effect" in log
+    # a method that would stop at a left-out one is named when the Runner is built
+    assert "LeftOutStepsRunner.rebuild_hub uses build_message_hub" in log
+    assert "register_hooks uses" not in log  # the subclass's own method is no missing one
+    assert not hasattr(runner, "build_message_hub")
+    with pytest.raises(AttributeError, match=r"'build_message_hub'.*runner\.message_hub"):
+        runner.rebuild_hub()
     # MMEngine's public attribute, which code may set before train()
     assert runner.auto_scale_lr == {"base_batch_size": 1}
     runner.auto_scale_lr = {"enable": True, "base_batch_size": 1}
     runner.train()
     assert runner.optim_wrapper.get_lr()["lr"] == [pytest.approx(0.2)]  # batches of 2
+
+
+class ScaleLrRunner(Runner):
+    """The opening of MMEngine's ``train()``, as Runner subclasses copy it."""
+
+    def train(self):
+        self.optim_wrapper = self.build_optim_wrapper(self.optim_wrapper)
+        self.scale_lr(self.optim_wrapper, self.auto_scale_lr)
+        return super().train()
+
+
+def test_scale_lr_called_as_mmengines_train_calls_it_scales_once(tmp_path):
+    scale = {"enable": True, "base_batch_size": 1}
+    runner = ScaleLrRunner(**settings(tmp_path, auto_scale_lr=scale))
+    assert "uses" not in log_of(runner)
+    runner.train()
+    assert runner.optim_wrapper.get_lr()["lr"] == [pytest.approx(0.2)]  # 0.1 x 2 / 1, once
+    runner.scale_lr(runner.optim_wrapper, None)  # MMEngine's no-op (mmseg's TTA runner)
+    assert runner.optim_wrapper.get_lr()["lr"] == [pytest.approx(0.2)]
+    with pytest.raises(TypeError, match="built optim wrapper") as caught:
+        runner.scale_lr({"optimizer": {"type": "SGD", "lr": 0.1}}, scale)
+    assert isinstance(caught.value, AssertionError)  # MMEngine asserts
+
+
+def test_resume_takes_mmengines_map_location(tmp_path):
+    first = Runner(**settings(tmp_path / "first"))
+    first.train()
+    path = first.save_checkpoint(first.work_dir, "epoch_1.pth")
+    wait_for_pending_writes()  # the checkpoint is written by a thread
+    second = Runner(**settings(tmp_path / "second", train_cfg={"by_epoch": True, "max_epochs": 2}))
+    placed = []
+    second.resume(path, map_location=lambda storage, location: placed.append(location) or storage)
+    assert placed and set(placed) == {"cpu"}  # read through the given map_location
+    assert second.epoch == 2  # as MMEngine, save_checkpoint(by_epoch=True) counts epoch + 1
+    third = Runner(**settings(tmp_path / "third", train_cfg={"by_epoch": True, "max_epochs": 2}))
+    third.resume(path, True, True, "default")  # MMEngine's arguments, by position
+    assert third.epoch == 2
 
 
 class HasLoadedRunner(Runner):

@@ -13,6 +13,7 @@ from torch import nn
 
 import runnerx.logging.logger as logger_module
 import runnerx.utils.dl_utils as rx
+from runnerx.checkpoint.safe_load import UnsafeCheckpointError
 from runnerx.utils import digit_version
 
 
@@ -20,6 +21,12 @@ def test_every_name_of_mmengine_dl_utils_is_here():
     assert set(mm.__all__) <= set(rx.__all__)
     assert rx.TORCH_VERSION == torch.__version__ == mm.TORCH_VERSION
     assert digit_version(rx.TORCH_VERSION) >= digit_version("2.4")
+
+
+def test_torch_version_compares_as_a_version_not_as_characters():
+    # '2.13' >= '2.4' is False character by character; MMEngine compares versions.
+    assert rx.TORCH_VERSION >= "2.4" and rx.TORCH_VERSION >= (2, 4)
+    assert rx.TORCH_VERSION < "100.0"
 
 
 MODELS = {
@@ -162,3 +169,19 @@ def test_load_url_downloads_once_and_loads_safely(tmp_path):
     source.unlink()  # loaded from the cache now
     again = rx.load_url(source.as_uri(), model_dir=str(cache), file_name="weights-abc.pth")
     assert torch.equal(again["w"], torch.arange(3))
+
+
+class Pickled:
+    """A class of the test module: only an unsafe load may rebuild it."""
+
+
+def test_load_url_takes_mmengines_weights_only(tmp_path):
+    source = tmp_path / "pickled.pth"
+    torch.save({"extra": Pickled()}, source)
+    cache = str(tmp_path / "cache")
+    with pytest.raises(UnsafeCheckpointError, match="Pickled"):
+        rx.load_url(source.as_uri(), model_dir=cache, progress=False, weights_only=True)
+    loaded = rx.load_url(source.as_uri(), model_dir=cache, weights_only=False)
+    assert isinstance(loaded["extra"], Pickled)
+    with pytest.raises(ValueError, match="contradict"):
+        rx.load_url(source.as_uri(), model_dir=cache, weights_only=True, unsafe_load=True)

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from runnerx.registry import MODELS
-from runnerx.utils.errors import ValueAssertionError
+from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
 __all__ = ["BaseDataPreprocessor", "ImgDataPreprocessor", "stack_batch"]
 
@@ -217,6 +217,19 @@ def stack_batch(
     """Stack the tensors of ``tensor_list``, each of shape ``(C, *spatial)``, into one batch,
     padding every spatial size at the end up to the batch's largest, rounded up to a multiple
     of ``pad_size_divisor`` (MMEngine's ``stack_batch``, parameter names included)."""
+    if not isinstance(tensor_list, (list, tuple)) or not all(
+        isinstance(tensor, torch.Tensor) for tensor in tensor_list
+    ):
+        if isinstance(tensor_list, torch.Tensor):
+            found = (
+                f"a tensor of shape {tuple(tensor_list.shape)} (already a batch: pad it with "
+                "F.pad, or pass list(batch))"
+            )
+        elif isinstance(tensor_list, (list, tuple)):
+            found = f"a {type(tensor_list).__name__} of {[type(t).__name__ for t in tensor_list]}"
+        else:
+            found = type(tensor_list).__name__
+        raise TypeAssertionError(f"stack_batch takes a list of tensors, but got {found}")
     if not tensor_list:
         raise ValueAssertionError("stack_batch needs at least one tensor")
     _check_divisor(pad_size_divisor)

@@ -14,6 +14,7 @@ def load_url(
     progress: bool = True,
     check_hash: bool = False,
     file_name: str | None = None,
+    weights_only: bool | None = None,
     unsafe_load: bool = False,
 ) -> Any:
     """The object saved at ``url``, downloaded into ``model_dir`` (default
@@ -23,6 +24,8 @@ def load_url(
     ``check_hash`` checks the download against the hash prefix in its name
     (``name-<sha256 prefix>.pth``). Loading runs no pickled code (``weights_only``, see
     :func:`runnerx.checkpoint.load_checkpoint`); ``unsafe_load=True`` is for files you trust.
+    MMEngine's (and torch's) ``weights_only`` is taken too: True is the default here, and
+    ``weights_only=False`` asks, as explicitly, for the unsafe load.
 
     .. code-block:: python
 
@@ -32,6 +35,14 @@ def load_url(
 
     from runnerx.checkpoint.io import load_checkpoint
 
+    if weights_only is not None:
+        if weights_only and unsafe_load:
+            raise ValueError(
+                "load_url: weights_only=True and unsafe_load=True contradict each other; "
+                "give one of them (unsafe_load=True, or weights_only=False, runs the file's "
+                "pickled code: for files you trust)"
+            )
+        unsafe_load = not weights_only
     if model_dir is None:
         model_dir = os.path.join(torch.hub.get_dir(), "checkpoints")
     os.makedirs(model_dir, exist_ok=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
-#: ``torch.__version__`` (a str), e.g. for ``digit_version(TORCH_VERSION) >= (2, 4)``
-TORCH_VERSION: str = str(torch.__version__)
+#: ``torch.__version__`` itself: a ``str`` that compares as a version, so
+#: ``TORCH_VERSION >= '2.4'`` and ``TORCH_VERSION >= (2, 4)`` mean what they say.
+TORCH_VERSION: str = torch.__version__
 
 
 def torch_meshgrid(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
