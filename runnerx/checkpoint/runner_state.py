@@ -213,7 +213,9 @@ def resume_runner(
     return checkpoint
 
 
-def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) -> dict:
+def load_runner_weights(
+    runner: Any, path: str, strict: bool, revise_keys: Any, map_location: Any = "cpu"
+) -> dict:
     """Load model weights only (``load_from``), after the hooks' ``after_load_checkpoint``
     (MMEngine's order), and log which keys did not match and whether the weights are NaN."""
     if os.path.isdir(path):  # a sharded checkpoint: every rank loads its part, all keys
@@ -223,7 +225,9 @@ def load_runner_weights(runner: Any, path: str, strict: bool, revise_keys: Any) 
         warn_if_diverged(runner, path, checkpoint, resuming=False)
         return checkpoint
     # a path, an http(s) URL or a store's name; unsafe only for a run that opted in
-    checkpoint = CheckpointLoader.load_checkpoint(path, unsafe_load=runner.unsafe_load)
+    checkpoint = CheckpointLoader.load_checkpoint(
+        path, map_location=map_location, unsafe_load=runner.unsafe_load
+    )
     # as in MMEngine, hooks see the checkpoint before the weights are taken from it (EMAHook
     # starts its average from them)
     runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)

@@ -38,12 +38,18 @@ class RunnerCheckpoints:
         )
 
     def load_checkpoint(
-        self, filename: str, strict: bool = False, revise_keys: Any = ((r"^module\.", ""),)
+        self,
+        filename: str,
+        map_location: Any = "cpu",
+        strict: bool = False,
+        revise_keys: Any = ((r"^module\.", ""),),
     ) -> dict:
-        """Load model weights from ``filename`` (``load_from``), reporting key mismatches."""
+        """Load model weights from ``filename`` (``load_from``), reporting key mismatches.
+        MMEngine's arguments, in its order: ``map_location`` is ``torch.load``'s (the model
+        takes the values onto its own device either way)."""
         from runnerx.checkpoint.runner_state import load_runner_weights
 
-        return load_runner_weights(self, filename, strict, revise_keys)
+        return load_runner_weights(self, filename, strict, revise_keys, map_location)
 
     def resume(
         self,

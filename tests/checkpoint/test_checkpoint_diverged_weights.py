@@ -79,3 +79,21 @@ def test_finite_weights_load_and_resume_without_a_warning(make_runner, diverged,
     runner.resume(str(good))
     assert "NaN" not in the_log(runner)
     assert f"resumed from {good}" in the_log(runner)  # the log is the one read above
+
+
+def test_runner_load_checkpoint_takes_mmengines_map_location_second(
+    make_runner, diverged, tmp_path
+):
+    # MMEngine: load_checkpoint(filename, map_location='cpu', strict=False, revise_keys=...);
+    # 'cpu' in second place must not become a truthy strict=
+    good, _ = diverged
+    checkpoint = torch.load(good, weights_only=True)
+    del checkpoint["state_dict"]["linear.bias"]
+    partial = tmp_path / "partial.pth"
+    torch.save(checkpoint, partial)
+    runner = make_runner(work_dir=str(tmp_path / "mapped"))
+    runner.load_checkpoint(str(partial), "cpu")
+    assert "missing keys in the checkpoint" in the_log(runner)
+    assert torch.equal(runner.model.linear.weight, checkpoint["state_dict"]["linear.weight"])
+    with pytest.raises(RuntimeError, match="linear.bias"):
+        runner.load_checkpoint(str(partial), "cpu", True)
