@@ -214,6 +214,20 @@ def closed_port_url() -> str:
         return f"http://127.0.0.1:{unused.getsockname()[1]}/x.pth"
 
 
+def test_a_server_that_never_answers_fails_the_download_in_time(tmp_path, monkeypatch):
+    from runnerx.fileio.backends import http_backend
+
+    monkeypatch.setattr(http_backend, "URL_TIMEOUT_S", 0.5)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch_home"))
+    with socket.socket() as silent:  # accepts connections (the backlog) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/x.pth"
+        with pytest.raises(CheckpointDownloadError, match="no answer in time"):
+            CheckpointLoader.load_checkpoint(url)
+    assert not list((tmp_path / "torch_home").rglob("x.pth*"))
+
+
 def download_on_rank(rank, out_dir):
     """Both ranks of one machine load a URL that cannot be fetched: the error each gets."""
     from datetime import timedelta

@@ -185,3 +185,21 @@ def test_load_url_takes_mmengines_weights_only(tmp_path):
     assert isinstance(loaded["extra"], Pickled)
     with pytest.raises(ValueError, match="contradict"):
         rx.load_url(source.as_uri(), model_dir=cache, weights_only=True, unsafe_load=True)
+
+
+def test_load_url_checks_the_hash_in_the_file_name_and_caches_nothing_wrong(tmp_path):
+    import hashlib
+
+    source = tmp_path / "weights.pth"
+    torch.save({"w": torch.arange(3)}, source)
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    cache = tmp_path / "cache"
+    good = rx.load_url(
+        source.as_uri(), model_dir=str(cache), check_hash=True, file_name=f"w-{digest[:8]}.pth"
+    )
+    assert torch.equal(good["w"], torch.arange(3))
+    with pytest.raises(RuntimeError, match=r"does not match the hash in its name: .*deadbeef"):
+        rx.load_url(
+            source.as_uri(), model_dir=str(cache), check_hash=True, file_name="w-deadbeef.pth"
+        )
+    assert sorted(path.name for path in cache.iterdir()) == [f"w-{digest[:8]}.pth"]

@@ -7,10 +7,23 @@ import os
 import tempfile
 import urllib.parse
 from collections.abc import Iterator
+from typing import Any
 
 from .base import BaseStorageBackend
 
 __all__ = ["HTTPBackend"]
+
+#: seconds a read of a URL waits for the server (to connect, and for each further byte)
+#: before it fails with a TimeoutError, instead of hanging a run (and its other ranks)
+URL_TIMEOUT_S = 60.0
+
+
+def open_url(url: str, timeout: float | None = None) -> Any:
+    """The response to a GET of ``url`` (a context manager), failing after ``timeout``
+    seconds (default :data:`URL_TIMEOUT_S`) without an answer."""
+    import urllib.request  # only for URLs: it costs start-up time otherwise
+
+    return urllib.request.urlopen(url, timeout=URL_TIMEOUT_S if timeout is None else timeout)
 
 
 class HTTPBackend(BaseStorageBackend):
@@ -23,10 +36,9 @@ class HTTPBackend(BaseStorageBackend):
     """
 
     def get(self, filepath: str) -> bytes:
-        """The body of the response to a GET of the URL ``filepath``."""
-        import urllib.request  # only for URLs: it costs start-up time otherwise
-
-        with urllib.request.urlopen(filepath) as response:
+        """The body of the response to a GET of the URL ``filepath`` (a server that does not
+        answer for :data:`URL_TIMEOUT_S` seconds is a TimeoutError)."""
+        with open_url(filepath) as response:
             return response.read()
 
     def get_text(self, filepath: str, encoding: str = "utf-8") -> str:
