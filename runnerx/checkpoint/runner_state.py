@@ -203,6 +203,7 @@ def resume_runner(
                 state, optim_wrapper.param_groups, runner.unwrapped_model
             )
         load_optimizer_state_dict(runner.model, optim_wrapper, state)
+        _warn_of_lr_scaled_for_other_ranks(runner, path, checkpoint)
     if resume_param_scheduler and "param_schedulers" in checkpoint and runner.param_schedulers:
         warn_of_restored_schedule_ends(runner, path, checkpoint["param_schedulers"])
         load_scheduler_states(runner.param_schedulers, checkpoint["param_schedulers"])
@@ -318,6 +319,28 @@ def _continue_seed(runner: Any, saved: Any, path: str) -> None:
         )
     runner.seed = saved + rank_offset
     runner._randomness_cfg["seed"] = saved
+
+
+def _warn_of_lr_scaled_for_other_ranks(runner: Any, path: str, checkpoint: dict) -> None:
+    """With ``auto_scale_lr`` on, a checkpoint of another number of ranks holds an lr scaled
+    for another batch: the restored optimizer keeps it (exact resume, as in MMEngine), so
+    say so, and how to train at this run's scale instead."""
+    scale = getattr(runner, "auto_scale_lr", None)
+    if not (isinstance(scale, dict) and scale.get("enable")):
+        return
+    saved = checkpoint.get("dataloader", {}).get("world_size") or len(
+        checkpoint.get("rng_states") or ()
+    )
+    if not saved or saved == runner.world_size:
+        return
+    runner.logger.warning(
+        f"resume: auto_scale_lr is on and {path} was saved by a run of "
+        f"{counted(saved, 'rank')}, this one has {runner.world_size}: the optimizer keeps the "
+        f"lr the checkpoint's run scaled for {saved} x train_dataloader.batch_size samples "
+        "per iteration (resuming is exact, as in MMEngine); to train at the lr scaled for "
+        f"this run's batch, start a new run from these weights: load_from='{path}' and "
+        "resume=False"
+    )
 
 
 def _restore_rng(runner: Any, states: list | None) -> None:

@@ -151,3 +151,26 @@ def test_a_misspelt_key_is_refused_also_when_it_leaves_scaling_off(tmp_path):
     run = runner(tmp_path, model, OptimWrapper(sgd(model, 0.1)), auto_scale_lr=dict(enabel=True))
     with pytest.raises(ValueError, match=r"auto_scale_lr has an unknown key 'enabel'.*'enable'"):
         run.train()
+
+
+def test_resuming_a_checkpoint_of_another_rank_count_says_the_lr_stays_the_checkpoints(tmp_path):
+    model = ToyModel()
+    first = runner(tmp_path / "first", model, OptimWrapper(sgd(model, 0.1)), default_hooks={})
+    first.train()
+    saved = tmp_path / "first" / "epoch_1.pth"
+    checkpoint = torch.load(saved, weights_only=True)
+    checkpoint["dataloader"]["world_size"] = 2  # as a 2-rank run saves it
+    torch.save(checkpoint, tmp_path / "two_ranks.pth")
+    for name, expected in (("epoch_1.pth", False), ("two_ranks.pth", True)):
+        path = str(saved.parent / name if name == "epoch_1.pth" else tmp_path / name)
+        model = ToyModel()
+        again = runner(
+            tmp_path / f"again_{name}",
+            model,
+            OptimWrapper(sgd(model, 0.1)),
+            train_cfg=dict(by_epoch=True, max_epochs=2),
+        )
+        again.resume(path)
+        warned = "auto_scale_lr is on and" in log_of(again)
+        assert warned is expected, name
+    assert "saved by a run of 2 ranks, this one has 1: the optimizer keeps the lr" in log_of(again)
