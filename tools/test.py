@@ -183,7 +183,14 @@ def enable_visualization(cfg: Config, args: argparse.Namespace) -> None:
     visualizer whose ``add_datasample`` draws nothing (runnerx's base Visualizer)."""
     flag = "--show" if args.show else "--show-dir"
     hook_cfg = (cfg.get("default_hooks") or {}).get("visualization")
-    if not isinstance(hook_cfg, Mapping):
+    if hook_cfg is not None and not isinstance(hook_cfg, Mapping):
+        raise SystemExit(
+            f"tools/test.py {flag}: default_hooks.visualization is {hook_cfg!r}, a "
+            f"{type(hook_cfg).__name__}, not a hook config dict (--cfg-options reads "
+            "'key=dict(...)' as text: give its keys one by one, e.g. "
+            "default_hooks.visualization.type=NaiveVisualizationHook)"
+        )
+    if hook_cfg is None:
         raise SystemExit(
             f"tools/test.py {flag}: it turns on default_hooks.visualization, which the config "
             f"does not have; {_ADD_A_HOOK}"
