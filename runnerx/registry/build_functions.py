@@ -18,9 +18,18 @@ from runnerx.registry.registry import Registry
 __all__ = [
     "build_from_cfg",
     "build_model_from_cfg",
+    "build_optimizer_from_cfg",
     "build_runner_from_cfg",
     "build_scheduler_from_cfg",
 ]
+
+
+def build_optimizer_from_cfg(
+    cfg: Mapping[str, Any], registry: Registry, default_args: Mapping[str, Any] | None = None
+) -> Any:
+    """Build an optimizer from a config dict: :func:`build_from_cfg` (MMEngine's name, for a
+    downstream registry made with ``build_func=build_optimizer_from_cfg``)."""
+    return build_from_cfg(cfg, registry, default_args)
 
 
 def build_model_from_cfg(

@@ -123,3 +123,12 @@ def test_count_registered_modules_covers_the_registries_mmengines_does(tmp_path)
     assert ours["registries"]["WEIGHT_INITIALIZERS"] == initializers
     saved = json.loads((tmp_path / "modules_statistic_results.json").read_text())
     assert saved == ours
+
+
+def test_build_optimizer_from_cfg_builds_as_build_from_cfg():
+    from runnerx.registry import OPTIMIZERS
+    from runnerx.registry.build_functions import build_optimizer_from_cfg
+
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    optimizer = build_optimizer_from_cfg(dict(type="SGD", lr=0.5), OPTIMIZERS, dict(params=params))
+    assert isinstance(optimizer, torch.optim.SGD) and optimizer.param_groups[0]["lr"] == 0.5
