@@ -82,7 +82,13 @@ class HistoryBuffer:
         # the update path.
         self._newest_given: Any = None
         self._newest_type: type | None = None
-        history = list(zip(log_history, count_history, strict=True))
+        log_history, count_history = list(log_history), list(count_history)
+        if len(log_history) != len(count_history):
+            raise ValueError(
+                f"HistoryBuffer: log_history has {len(log_history)} values but count_history "
+                f"{len(count_history)} counts; give one count per value"
+            )
+        history = list(zip(log_history, count_history))
         for value, count in history:
             self.update(float(value), count.item() if hasattr(count, "item") else count)
         if history:

@@ -305,3 +305,8 @@ def test_update_takes_mmengines_keyword():
     buffer.update(log_val=3.0, count=2)
     buffer.update(log_val=torch.tensor(5.0))
     assert buffer.current() == 5.0 and buffer.mean() == pytest.approx(8.0 / 3)
+
+
+def test_histories_of_different_lengths_are_refused_naming_both():
+    with pytest.raises(ValueError, match="log_history has 3 values but count_history 2 counts"):
+        HistoryBuffer([1, 2, 3], [1, 1])
