@@ -214,7 +214,7 @@ def test_show_flags_set_the_arguments_of_the_configured_hook(tool, files):
         (
             "default_hooks = dict(visualization=\"dict(type='NaiveVisualizationHook')\")\n",
             ["--show-dir", "vis"],
-            "tools/test.py --show-dir: default_hooks.visualization is \"dict(type="
+            'tools/test.py --show-dir: default_hooks.visualization is "dict(type='
             "'NaiveVisualizationHook')\", a str, not a hook config dict (--cfg-options reads "
             "'key=dict(...)' as text: give its keys one by one, e.g. "
             "default_hooks.visualization.type=NaiveVisualizationHook)",
