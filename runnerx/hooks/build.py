@@ -8,8 +8,10 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from runnerx.hooks.hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
@@ -165,10 +167,13 @@ def format_hook_table(hooks: Sequence[Hook]) -> str:
 
 
 def misnamed_points(hook: Hook) -> list[str]:
-    """A warning for each method of ``hook``'s class named like a hook point that is none
+    """The Runner's check of a hook it registers: refuse (TypeError) a hook point method that
+    cannot take the arguments the loops pass (see :func:`_check_point_signatures`), and return
+    a warning for each method named like a hook point that is none
     (``after_train_iteration``): the Runner's loops never call it, and nothing else says so.
     (A custom loop's own points, called with ``runner.call_hook``, are the exception.)"""
     kind = type(hook)
+    _check_point_signatures(kind)
     names = {
         name
         for klass in kind.__mro__
@@ -194,3 +199,42 @@ def _points_meant(name: str) -> list[str]:
     per_mode = [f"{when}_{mode}_{rest}" for mode in ("train", "val", "test")]
     meant = [point for point in per_mode if point in HOOK_POINTS]
     return meant or close_matches(name, HOOK_POINTS, n=2)
+
+
+@cache  # once per hook class
+def _check_point_signatures(kind: type) -> None:
+    """Refuse (TypeError) a hook point method of the hook class ``kind`` that cannot be
+    called as the Runner's loops (and MMEngine's) call it: the runner, then the point's other
+    arguments by keyword (``after_train_iter(runner, batch_idx=..., data_batch=...,
+    outputs=...)``). Else ``def after_train_iter(self, runner)`` fails only at the first
+    iteration, with a TypeError whose traceback does not show the method. A method taking
+    ``**kwargs`` is fine."""
+    for point in HOOK_POINTS:
+        method = inspect.getattr_static(kind, point, None)
+        if not inspect.isfunction(method) or method is getattr(Hook, point):
+            continue  # the base's, or not a plain method (a staticmethod, a callable object)
+        try:
+            signature = _plain_signature(method)
+        except ValueError:  # none to check
+            continue
+        expected = _plain_signature(getattr(Hook, point))
+        keywords = list(expected.parameters)[2:]  # after self and runner
+        try:
+            signature.bind(kind, "runner", **dict.fromkeys(keywords))
+        except TypeError:
+            code = inspect.unwrap(method).__code__
+            passed = ", ".join(["runner", *(f"{name}=..." for name in keywords)])
+            raise TypeError(
+                f"{kind.__name__}.{point}{signature} ({code.co_filename}:{code.co_firstlineno}) "
+                f"cannot take the arguments the Runner (as MMEngine's) calls it with, {point}("
+                f"{passed}): define it as {point}{expected}, or give it **kwargs"
+            ) from None
+
+
+def _plain_signature(function: Any) -> inspect.Signature:
+    """``function``'s signature without annotations, as a user would write it."""
+    signature = inspect.signature(function)
+    return signature.replace(
+        parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
+        return_annotation=signature.empty,
+    )

@@ -37,9 +37,11 @@ class ParamSchedulerHook(Hook):
 
     def before_train(self, runner: Any) -> None:
         """Sort the schedulers once, so that an iteration only loops over its own, and warn
-        about epoch-based ones that an iteration-based loop would never step."""
+        about epoch-based ones that an iteration-based loop would never step, and about
+        those that begin or end past the end of training."""
         self._sort(runner.param_schedulers)
         _warn_if_epochs_never_end(runner)
+        _warn_if_past_the_end(runner)
 
     def _follow(self, runner: Any) -> None:
         """Sort again if ``runner.param_schedulers`` is not what the lists were sorted from."""
@@ -109,6 +111,74 @@ def _warn_if_epochs_never_end(runner: Any) -> None:
             f"epochs, so {it} never {steps} while training: set by_epoch=False (begin/end then "
             "count iterations) or convert_to_iter_based=True (begin/end stay in epochs)"
         )
+
+
+def _warn_if_past_the_end(runner: Any) -> None:
+    """Warn about each scheduler whose ``begin`` or ``end`` lies past the end of training
+    (``train_cfg.max_epochs`` or ``max_iters``): it never acts, or its schedule stops part-way
+    (a cosine's lr never reaches eta_min), and nothing else says so (MMEngine is silent). An
+    end left out is the end of training, and INF (no end) has no last value to miss; those
+    acting on validation metrics (ReduceOnPlateau) have none either. A fast_dev_run shortens
+    training on purpose; a resumed run was warned of at its first start, and a resume names
+    restored ends that differ from the config's itself."""
+    from runnerx.runner.loops import EpochBasedTrainLoop, IterBasedTrainLoop
+
+    loop = getattr(runner, "train_loop", None)
+    if not isinstance(loop, (EpochBasedTrainLoop, IterBasedTrainLoop)):
+        return
+    if getattr(runner, "fast_dev_run", 0) or loop.iter > 0:
+        return
+    by_epochs = isinstance(loop, EpochBasedTrainLoop)
+    for label, scheduler in _labelled(runner.param_schedulers):
+        # an epoch-based one in an iteration-based loop: _warn_if_epochs_never_end's
+        if getattr(scheduler, "need_val_args", False) or (scheduler.by_epoch and not by_epochs):
+            continue
+        message = _past_the_end(label, scheduler, loop, by_epochs)
+        if message:
+            runner.logger.warning(message)
+
+
+def _past_the_end(label: str, scheduler: Any, loop: Any, by_epochs: bool) -> str | None:
+    """What :func:`_warn_if_past_the_end` says of one scheduler, None if it ends in time."""
+    from runnerx.optim.scheduler.param_scheduler import INF
+
+    begin, end, epochs = scheduler.begin, scheduler.end, loop.max_epochs
+    per_epoch = loop.max_iters // epochs if by_epochs and not scheduler.by_epoch else 0
+    if scheduler.by_epoch:
+        length, limit = epochs, f"train_cfg.max_epochs={epochs}"
+        fix = f"set {label}.end={epochs}"
+    elif per_epoch:  # counted in iterations (by_epoch=False, or convert_to_iter_based=True)
+        length = loop.max_iters
+        limit = f"train_cfg.max_epochs={epochs} ({epochs} x {per_epoch} = {length} iterations)"
+        fix = (
+            f"set {label}.end={length} (by_epoch=False), or end={epochs} with "
+            "convert_to_iter_based=True"
+        )
+    else:
+        length = loop.max_iters
+        limit, fix = f"train_cfg.max_iters={length}", f"set {label}.end={length}"
+
+    def counted(step: float) -> str:  # the unit of ``step``, and epochs for iterations
+        if scheduler.by_epoch:
+            return "epochs"
+        return (
+            f"iterations: {step / per_epoch:g} epochs of {per_epoch}" if per_epoch else "iterations"
+        )
+
+    shown = f"{label} (type={type(scheduler).__name__!r})"
+    if begin >= length:
+        return (
+            f"{shown} has begin={begin} ({counted(begin)}), at or past the end of training, "
+            f"{limit}: it never acts; lower its begin, or remove it"
+        )
+    if end == INF or end <= length:
+        return None
+    return (
+        f"{shown} has end={end} ({counted(end)}), past the end of training, {limit}: its "
+        "schedule never finishes, so the value it sets never reaches its last one (the lr "
+        f"never reaches a cosine's eta_min, a warmup never ends); {fix}, or leave end out "
+        "(it defaults to the end of training)"
+    )
 
 
 def _flatten(param_schedulers: Any) -> list:

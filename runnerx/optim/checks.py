@@ -16,6 +16,18 @@ def did_you_mean(word: object, choices: Iterable[str]) -> str:
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
+#: (a key given, a key taken instead): what to say of that mix-up, common when moving between
+#: the SGD and Adam families of optimizers ({name}: the optimizer's)
+_MIX_UPS = {
+    ("momentum", "betas"): (
+        "{name}'s momentum is the first value of betas: betas=(0.9, 0.999) is a momentum of "
+        "0.9 (0.999 is the decay of the squared gradients' average)"
+    ),
+    ("betas", "momentum"): "{name}'s momentum is one number: momentum=0.9 (Adam's betas[0])",
+    ("nesterov", "betas"): "Adam with Nesterov momentum is type='NAdam'",
+}
+
+
 def check_arguments(target: Any, keys: list[str], where: str, skip: int = 0) -> None:
     """Raise a TypeError naming the first key in ``keys`` that ``target`` does not take.
 
@@ -32,10 +44,19 @@ def check_arguments(target: Any, keys: list[str], where: str, skip: int = 0) -> 
     name = getattr(target, "__name__", repr(target))
     for key in keys:
         if key not in accepted:
-            hint = did_you_mean(key, accepted)
+            hint = _mix_up(key, accepted, name) or did_you_mean(key, accepted)
             raise mark_wrapped(  # it names its key: no "while building" in front of it
                 TypeError(
                     f"{where} has {key!r}, which {name} does not take (it takes: "
                     f"{', '.join(accepted)}).{hint}"
                 )
             )
+
+
+def _mix_up(key: str, accepted: list[str], name: str) -> str:
+    """`` <what to say>.`` when giving ``key`` where ``accepted`` is taken is a known
+    mix-up of optimizer families (:data:`_MIX_UPS`), else ``""``."""
+    for (given, instead), text in _MIX_UPS.items():
+        if key == given and instead in accepted:
+            return f" {text.format(name=name)}."
+    return ""

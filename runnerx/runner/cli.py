@@ -158,10 +158,12 @@ def _report_build_failure(error: BaseException, logger_before: logging.Logger) -
 def _progress(runner: Any, action: str) -> str:
     """For a training, where it stopped and what resumes it: `` in epoch 3, after iteration
     557; the last checkpoint is .../iter_550.pth (...)`` (the epoch under way, the iterations
-    done; `` during the validation after epoch 2 (iteration 540)`` while an epoch's
-    validation runs), or `` before completing an iteration`` when this process trained none
-    (the checkpoints are as they were); nothing for ``val``/``test``, nor when training had
-    not started (building, loading or resuming the checkpoint: the error says what)."""
+    done; `` at the end of epoch 3 (...)`` once its iterations are all done but not its
+    end-of-epoch hooks; `` during the validation after epoch 2 (iteration 540)`` while an
+    epoch's validation runs), or `` before completing an iteration`` when this process
+    trained none (the checkpoints are as they were); nothing for ``val``/``test``, nor when
+    training had not started (building, loading or resuming the checkpoint: the error says
+    what)."""
     first_iter = getattr(runner, "_first_iter", None)  # set by Runner.train once resumed
     if action != "train" or first_iter is None:
         return ""
@@ -177,6 +179,11 @@ def _progress(runner: Any, action: str) -> str:
     where = f" {'during the validation ' if validating else ''}after iteration {runner.iter}"
     if by_epoch and validating and not loop.pass_batches_done:  # not mid-epoch
         where = f" during the validation after epoch {runner.epoch} (iteration {runner.iter})"
+    elif by_epoch and not validating and loop.pass_batches_done >= len(loop.dataloader):
+        where = (  # the epoch counts once its end-of-epoch hooks have run
+            f" at the end of epoch {runner.epoch + 1} (its last iteration, {runner.iter}, done; "
+            "its end-of-epoch hooks, such as the checkpoint save, not finished)"
+        )
     elif by_epoch:
         where = f" in epoch {runner.epoch + 1},{where}"
     last = find_latest_checkpoint(str(runner.work_dir))

@@ -1,0 +1,56 @@
+"""Ctrl-C once an epoch's iterations are all done, during its end-of-epoch hooks (the
+checkpoint save), says so: not "in epoch 2, after iteration 8" as if the epoch were under way."""
+
+import pytest
+
+from runnerx.hooks import Hook
+from runnerx.runner.cli import report_failure
+from tests.runner.test_runner_loop_points import log_of, tiny_runner
+
+
+class InterruptSave(Hook):
+    """Raises KeyboardInterrupt (Ctrl-C) as the checkpoint of epoch ``epoch`` is saved."""
+
+    def __init__(self, epoch: int):
+        self.epoch = epoch
+
+    def before_save_checkpoint(self, runner, checkpoint):
+        if runner.epoch + 1 == self.epoch:
+            raise KeyboardInterrupt
+
+
+def interrupted_line(runner) -> str:
+    with pytest.raises(KeyboardInterrupt) as caught:
+        runner.train()
+    report_failure(runner, "train", caught.value)
+    runner.visualizer.close()  # after_run, which closes it, is not called after Ctrl-C
+    (line,) = [line for line in log_of(runner).splitlines() if "interrupted" in line]
+    return line.split(" - WARNING - ")[1]
+
+
+def test_ctrl_c_in_the_save_at_an_epochs_end_names_that_end(tmp_path):
+    runner = tiny_runner(
+        tmp_path, dict(by_epoch=True, max_epochs=3), [InterruptSave(2)], checkpoint=dict(interval=1)
+    )
+    assert interrupted_line(runner) == (
+        "train interrupted (Ctrl-C) at the end of epoch 2 (its last iteration, 8, done; its "
+        "end-of-epoch hooks, such as the checkpoint save, not finished); the last checkpoint "
+        f"is {tmp_path / 'epoch_1.pth'} (--resume continues from it)"
+    )
+
+
+def test_ctrl_c_within_an_epoch_still_names_the_iteration(tmp_path):
+    class InterruptAtIter(Hook):
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            if runner.iter + 1 == 6:
+                raise KeyboardInterrupt
+
+    runner = tiny_runner(
+        tmp_path,
+        dict(by_epoch=True, max_epochs=3),
+        [InterruptAtIter()],
+        checkpoint=dict(interval=1),
+    )
+    assert interrupted_line(runner).startswith(
+        "train interrupted (Ctrl-C) in epoch 2, after iteration 5; the last checkpoint is "
+    )
