@@ -4,7 +4,7 @@ Importing this package registers the built-in hooks in ``HOOKS``; the registry i
 first time it is looked up.
 """
 
-from .build import DEFAULT_HOOKS, build_hooks, format_hook_table, misnamed_points
+from .build import DEFAULT_HOOKS, build_hooks, check_hook_points, format_hook_table
 from .checkpoint_hook import CheckpointHook
 from .early_stopping_hook import EarlyStoppingHook
 from .ema_hook import EMAHook
@@ -45,8 +45,8 @@ __all__ = [
     "SyncBuffersHook",
     "build_hooks",
     "build_runner_with_tta",
+    "check_hook_points",
     "format_hook_table",
     "get_priority",
-    "misnamed_points",
     "preempted_by",
 ]

@@ -166,7 +166,7 @@ def format_hook_table(hooks: Sequence[Hook]) -> str:
     return "\n".join(sections)
 
 
-def misnamed_points(hook: Hook) -> list[str]:
+def check_hook_points(hook: Hook) -> list[str]:
     """The Runner's check of a hook it registers: refuse (TypeError) a hook point method that
     cannot take the arguments the loops pass (see :func:`_check_point_signatures`), and return
     a warning for each method named like a hook point that is none

@@ -208,18 +208,18 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
         return self.timestamp
 
     def _register_hooks(self, default_hooks: dict | None, custom_hooks: list | None) -> None:
-        from runnerx.hooks import build_hooks, format_hook_table, misnamed_points
+        from runnerx.hooks import build_hooks, check_hook_points, format_hook_table
 
         self._hooks = fast_dev_run_hooks(self, build_hooks(default_hooks, custom_hooks))
         self._hook_cache.clear()
         self.logger.info(f"Hooks will be called in this order:\n{format_hook_table(self._hooks)}")
-        for warning in {w: None for hook in self._hooks for w in misnamed_points(hook)}:
+        for warning in {w: None for hook in self._hooks for w in check_hook_points(hook)}:
             self.logger.warning(warning)
 
     def register_hook(self, hook: Any, priority: int | str | None = None) -> None:
         """Add a hook (object or config) after the Runner was built, keeping priority order;
         ``priority``, when given, wins over the config's own ``priority`` (as in MMEngine)."""
-        from runnerx.hooks import Hook, get_priority, misnamed_points
+        from runnerx.hooks import Hook, check_hook_points, get_priority
         from runnerx.registry import HOOKS
 
         if not isinstance(hook, (dict, Hook)):
@@ -231,7 +231,7 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
             hook = HOOKS.build(hook)
         if priority is not None:
             hook.priority = priority
-        for warning in misnamed_points(hook):
+        for warning in check_hook_points(hook):
             self.logger.warning(warning)
         if not kept_in_fast_dev_run(self, hook):
             self.logger.info(f"fast_dev_run: {type(hook).__name__} is left out")

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.utils.data import Dataset
 
-from runnerx.hooks import EarlyStoppingHook, Hook, ParamSchedulerHook, misnamed_points
+from runnerx.hooks import EarlyStoppingHook, Hook, ParamSchedulerHook, check_hook_points
 from runnerx.model import BaseModel
 from runnerx.registry import LOOPS
 from runnerx.runner import BaseLoop, Runner
@@ -166,13 +166,13 @@ def test_a_method_named_like_a_hook_point_that_is_none_is_warned_of(tmp_path):
     assert len(misnamed) == 2 and all(getattr(hook, "called", False) for hook in misnamed)
 
 
-def test_the_built_in_hooks_have_no_misnamed_points():
+def test_the_built_in_hooks_pass_the_hook_point_checks():
     import runnerx.hooks as hooks_package
 
     classes = [getattr(hooks_package, name) for name in hooks_package.__all__]
     hook_classes = [c for c in classes if isinstance(c, type) and issubclass(c, Hook)]
     assert len(hook_classes) > 10
-    assert [w for c in hook_classes for w in misnamed_points(c.__new__(c))] == []
+    assert [w for c in hook_classes for w in check_hook_points(c.__new__(c))] == []
 
 
 def test_an_epoch_scheduler_in_an_iteration_loop_is_warned_of_once_and_named(tmp_path):
