@@ -4,7 +4,6 @@ after the sha256 of its bytes and prints the path."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -13,15 +12,9 @@ import pytest
 import torch
 
 from runnerx.checkpoint import UnsafeCheckpointError, load_checkpoint, save_checkpoint
+from tests.tools import load_tool
 
 ROOT = Path(__file__).parents[2]
-
-
-def load_tool(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 publish_model = load_tool("publish_model")

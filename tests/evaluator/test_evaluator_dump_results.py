@@ -2,7 +2,6 @@
 alone, against mmengine-lite, over two real ranks, and end to end after a short training."""
 
 import copy
-import importlib.util
 import json
 import os
 import pickle
@@ -18,6 +17,7 @@ import torch.distributed as dist
 from runnerx import Config
 from runnerx.evaluator import DumpResults, Evaluator, add_dump_results, build_evaluator
 from runnerx.registry import METRICS
+from tests.tools import load_tool
 
 ROOT = Path(__file__).parents[2]
 SIZE = 11  # odd: over two ranks, rank 1's share is one sample shorter
@@ -176,9 +176,7 @@ def test_a_shared_val_evaluator_is_not_changed():
 
 
 def test_tools_test_checks_out_before_reading_the_config(capsys):
-    spec = importlib.util.spec_from_file_location("tools_test", ROOT / "tools/test.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = load_tool("test")
     with pytest.raises(SystemExit) as exit_info:  # the config does not exist: never read
         tool.main(["no_such_config.py", "no.pth", "--out", "preds.json"])
     assert exit_info.value.code == 2

@@ -2,19 +2,13 @@
 whether the config has EMAHook or not, since the average starts from the loaded weights (as
 in MMEngine, whose Runner.load_checkpoint calls ``after_load_checkpoint``)."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from tests.tools import load_tool
+
 ROOT = Path(__file__).parents[2]
-
-
-def load_tool(name: str):
-    spec = importlib.util.spec_from_file_location(f"runnerx_{name}_tool", ROOT / f"tools/{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_testing_an_ema_checkpoint_with_emahook_in_the_config_scores_the_same(tmp_path):

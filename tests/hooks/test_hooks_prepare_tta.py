@@ -3,7 +3,6 @@ test scripts), ``build_runner_with_tta`` and ``PrepareTTAHook``, with real Runne
 dataset whose views are the plain and the reversed features."""
 
 import copy
-import importlib.util
 import os
 import pickle
 import re
@@ -18,6 +17,7 @@ from runnerx.hooks import PrepareTTAHook, build_runner_with_tta
 from runnerx.hooks.prepare_tta_hook import use_tta_model
 from runnerx.runner import Runner
 from tests.model.tta_parts import NUM_SAMPLES, TtaAverageScores, TtaTinyClassifier, features
+from tests.tools import load_tool
 
 ROOT = Path(__file__).parents[2]
 
@@ -96,18 +96,11 @@ def test_tools_test_tta_merges_the_views_of_every_sample(tmp_path, run_in_repo):
     assert f"accuracy/top1: {100 * hits / NUM_SAMPLES:.4f}" in result.stdout + result.stderr
 
 
-def load_tools_test():
-    spec = importlib.util.spec_from_file_location("tools_test", ROOT / "tools/test.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    return tool
-
-
 @pytest.mark.parametrize("missing", ["tta_model", "tta_pipeline"])
 def test_tools_test_tta_names_what_the_config_lacks(tmp_path, missing):
     config = write_config(tmp_path / "cfg.py", **{missing: None})
     with pytest.raises(SystemExit, match=f"--tta: .*needs {missing} in the config"):
-        load_tools_test().main([config, "none.pth", "--tta", "--work-dir", str(tmp_path)])
+        load_tool("test").main([config, "none.pth", "--tta", "--work-dir", str(tmp_path)])
 
 
 def runner_cfg(tmp_path):

@@ -3,7 +3,6 @@ or is interrupted (Ctrl-C) says so in the work dir's .log, with where it stopped
 checkpoint to resume from, and the console shows the traceback once; ``--resume last``
 resumes the work dir's last checkpoint; swapped CONFIG CHECKPOINT are named as such."""
 
-import importlib.util
 import json
 import os
 import shutil
@@ -15,6 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+
+from tests.tools import load_tool
 
 ROOT = Path(__file__).parents[2]
 
@@ -44,13 +45,6 @@ train_cfg = dict(_delete_=True, type='IterBasedTrainLoop', max_iters=100, val_in
 param_scheduler = None
 default_hooks = dict(checkpoint=dict(by_epoch=False, interval=5), logger=dict(interval=5))
 """
-
-
-def load_tool(name: str):
-    spec = importlib.util.spec_from_file_location(f"runnerx_{name}_tool", ROOT / f"tools/{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def the_log(work: Path) -> str:

@@ -3,7 +3,6 @@
 ``--out-item metrics`` writes the metrics, ``--no-pin-memory``; a missing CHECKPOINT stops the
 run before anything is built; each key test.py sets is named by ``cfg.explain``."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from runnerx.model import BaseModel
 from runnerx.registry import DATASETS, HOOKS, METRICS, MODELS, VISUALIZERS
 from runnerx.structures import BaseDataElement
 from runnerx.visualization import Visualizer
+from tests.tools import load_tool
 
 ROOT = Path(__file__).parents[2]
 
@@ -125,10 +125,7 @@ tta_pipeline = [dict(type='TestTimeAug', transforms=[])]
 
 @pytest.fixture(scope="module")
 def tool():
-    spec = importlib.util.spec_from_file_location("runnerx_test_tool", ROOT / "tools/test.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("test")
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,5 @@
 """End to end: the Runner trains, validates, tests, logs and checkpoints from configs."""
 
-import importlib.util
 import json
 import re
 import subprocess
@@ -16,6 +15,7 @@ from runnerx.hooks import HOOK_POINTS, Hook
 from runnerx.model import BaseModel
 from runnerx.runner import Runner
 from runnerx.runner.cli import build_runner, checkpoint_to_test
+from tests.tools import load_tool
 
 ROOT = Path(__file__).parents[2]
 
@@ -501,13 +501,6 @@ def test_loops_hand_the_dataset_metainfo_to_the_visualizer_and_evaluator(digits_
     assert runner.visualizer.dataset_meta == {"classes": classes}
 
 
-def load_test_tool():
-    spec = importlib.util.spec_from_file_location("runnerx_test_tool", ROOT / "tools/test.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def trained_saving_best(work_dir: Path, epochs: int, **checkpoint) -> tuple[Config, Runner]:
     """The digits example trained for ``epochs``, its CheckpointHook keeping the best top-1."""
     cfg = Config.fromfile(ROOT / "configs/digits_convnet.py")
@@ -528,7 +521,7 @@ def test_tools_test_takes_last_and_best_from_the_work_dir(tmp_path):
     best_file = runner.message_hub.get_info("best_ckpt")
     assert Path(best_file).name.startswith("best_accuracy_top1_epoch_")
     assert checkpoint_to_test("best", cfg.work_dir) == best_file
-    test_tool = load_test_tool()
+    test_tool = load_tool("test")
     options = ["--work-dir", cfg.work_dir]
     last = test_tool.main([str(ROOT / "configs/digits_convnet.py"), "last", *options])
     best = test_tool.main([str(ROOT / "configs/digits_convnet.py"), "best", *options])

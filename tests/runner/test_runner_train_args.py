@@ -1,7 +1,6 @@
 """tools/train.py's flags folded into the config: ``--amp``, ``--auto-scale-lr``, ``--resume``,
 ``--work-dir``; each set through ``merge_from_dict``, so ``cfg.explain`` names the flag."""
 
-import importlib.util
 import textwrap
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from runnerx import Config
 from runnerx.optim import AmpOptimWrapper
 from runnerx.runner import Runner
 from runnerx.runner.cli import load_config
+from tests.tools import load_tool
 
 ROOT = Path(__file__).parents[2]
 DIGITS = str(ROOT / "configs/digits_convnet.py")
@@ -18,10 +18,7 @@ DIGITS = str(ROOT / "configs/digits_convnet.py")
 
 @pytest.fixture(scope="module")
 def train():
-    spec = importlib.util.spec_from_file_location("runnerx_train_tool", ROOT / "tools/train.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("train")
 
 
 @pytest.fixture(autouse=True)
