@@ -91,11 +91,22 @@ def matplotlib_colors(colors: Any, name: str) -> Any:
     if isinstance(colors, tuple):
         return tuple(channel / 255 for channel in checked_rgb(colors, name))
     if isinstance(colors, list):
-        return [matplotlib_colors(color, name) for color in colors]
+        return [_one_matplotlib_color(color, name) for color in colors]
     raise TypeAssertionError(
         f"`{name}` should be a colour name, an RGB tuple or a list of them, "
         f"but got {type(colors).__name__}"
     )
+
+
+def _one_matplotlib_color(color: Any, name: str) -> Any:
+    """An entry of a list of colours: a name or an RGB tuple (a list such as [220, 20, 60]
+    inside the list is named, with the tuple to write instead)."""
+    if isinstance(color, list):
+        raise TypeAssertionError(
+            f"`{name}` holds the list {color!r}; an RGB colour is a tuple: "
+            f"{tuple(color)!r} (a list of colours holds names or tuples)"
+        )
+    return matplotlib_colors(color, name)
 
 
 def color_str2rgb(color: str) -> tuple[int, int, int]:

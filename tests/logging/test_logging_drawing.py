@@ -357,6 +357,13 @@ BAD_CALLS = {
         ValueError,
         r"`binary_masks`.*size",
     ),
+    "color_as_list": (
+        "draw_bboxes",
+        (np.array([[1, 1, 5, 5]]),),
+        {"edge_colors": [[220, 20, 60]]},
+        TypeError,
+        r"`edge_colors` holds the list \[220, 20, 60\]; an RGB colour is a tuple: \(220, 20, 60\)",
+    ),
     "mask_colors": (
         "draw_binary_masks",
         (np.ones((2, HEIGHT, WIDTH), bool),),
