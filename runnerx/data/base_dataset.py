@@ -8,7 +8,6 @@ import functools
 import os
 import reprlib
 import warnings
-from array import array
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -91,15 +90,20 @@ class BaseDataset(Dataset):
       ``data_prefix`` values are joined to the same keys of every entry.
     - ``indices``: keep the first ``n`` entries (an int), the last ``-n`` (a negative int) or
       those listed.
-    - ``serialize_data`` keeps the data infos as one bytes buffer (see
-      :mod:`runnerx.data.serialized_list`; MMEngine uses numpy arrays of the same layout), so
-      forked dataloader workers share it instead of copying it.
+    - ``serialize_data`` keeps the data infos as one bytes buffer (``data_bytes``) and a
+      numpy ``int64`` array of their ends (``data_address``; see
+      :mod:`runnerx.data.serialized_list`), so forked dataloader workers share them instead of
+      copying them.
     - ``lazy_init=True`` defers loading to ``full_init()`` (``build_dataloader`` calls it),
       or to the first method that needs the data.
+    - ``full_init`` and ``get_subset(_)`` go through MMEngine's ``_serialize_data``,
+      ``_get_unserialized_subset`` and ``_get_serialized_subset``, so a subclass that
+      overrides ``full_init`` with them (mmdet's ``BaseDetDataset``) runs unchanged.
     - In training, a pipeline that returns ``None`` makes ``__getitem__`` try a random other
       index (numpy's global RNG, as MMEngine), up to ``max_refetch`` times; in ``test_mode``
-      that is an error. An error while reading a sample keeps its type and message and gets
-      a note (Python 3.11+) naming the index and the data info's paths.
+      that is an error (``max_refetch=0``: no retry). An error while reading a sample keeps
+      its type and message and gets a note (Python 3.11+) naming the index and the data
+      info's paths.
     """
 
     METAINFO: dict = {}
@@ -124,6 +128,11 @@ class BaseDataset(Dataset):
                 f"{type(self).__name__} data_prefix must be a dict of path prefixes such as "
                 f"dict(img_path='images/'), but got {type(data_prefix).__name__}: {data_prefix!r}"
             )
+        if isinstance(max_refetch, bool) or not isinstance(max_refetch, int) or max_refetch < 0:
+            raise ValueError(
+                f"{type(self).__name__} max_refetch must be an int >= 0 (how many random other "
+                f"samples to try after the pipeline returns None), but got {max_refetch!r}"
+            )
         self.ann_file = ann_file
         self._metainfo = self._load_metainfo(copy.deepcopy(metainfo))
         self.data_root = data_root
@@ -133,9 +142,7 @@ class BaseDataset(Dataset):
         self.serialize_data = serialize_data
         self.test_mode = test_mode
         self.max_refetch = max_refetch
-        self.data_list: list[dict] = []
-        self.data_bytes = b""
-        self.data_address = array("q")
+        _set_no_annotation(self)
         self._join_prefix()
         self.pipeline = Compose(pipeline)
         if not lazy_init:
@@ -151,13 +158,11 @@ class BaseDataset(Dataset):
         self.data_list = self.filter_data()
         if self._indices is not None:
             try:
-                positions = subset_positions(self._indices, len(self.data_list))
+                self.data_list = self._get_unserialized_subset(self._indices)
             except IndexError:
                 raise IndexError(self._indices_message(loaded)) from None
-            self.data_list = [self.data_list[i] for i in positions]
         if self.serialize_data:
-            self.data_bytes, self.data_address = serialize_list(self.data_list)
-            self.data_list = []
+            self.data_bytes, self.data_address = self._serialize_data()
         self._fully_initialized = True
 
     def _indices_message(self, loaded: int) -> str:
@@ -274,35 +279,48 @@ class BaseDataset(Dataset):
     @force_full_init
     def get_subset_(self, indices: int | Sequence[int]) -> None:
         """Keep only ``indices`` (the first ``n``, the last ``-n`` or the listed ones)."""
-        positions = subset_positions(indices, len(self))
         if self.serialize_data:
-            self.data_bytes, self.data_address = serialized_subset(
-                self.data_bytes, self.data_address, positions
-            )
+            self.data_bytes, self.data_address = self._get_serialized_subset(indices)
         else:
-            self.data_list = [self.data_list[i] for i in positions]
+            self.data_list = self._get_unserialized_subset(indices)
 
     @force_full_init
     def get_subset(self, indices: int | Sequence[int]) -> BaseDataset:
         """A new dataset of ``indices`` (as for ``get_subset_``); this one is unchanged."""
-        positions = subset_positions(indices, len(self))
         subset = self._copy_without_annotation()
-        subset.data_list, subset.data_bytes, subset.data_address = [], b"", array("q")
         if self.serialize_data:
-            subset.data_bytes, subset.data_address = serialized_subset(
-                self.data_bytes, self.data_address, positions
-            )
+            subset.data_bytes, subset.data_address = self._get_serialized_subset(indices)
         else:
-            subset.data_list = copy.deepcopy([self.data_list[i] for i in positions])
+            subset.data_list = copy.deepcopy(self._get_unserialized_subset(indices))
         return subset
 
-    def _copy_without_annotation(self) -> BaseDataset:
-        """A deep copy of everything but the data infos."""
+    def _serialize_data(self) -> tuple[bytes, np.ndarray]:
+        """``(data_bytes, data_address)`` of ``self.data_list``, which is emptied (MMEngine's
+        method, called by ``full_init``)."""
+        serialized = serialize_list(self.data_list)
+        self.data_list = []
+        return serialized
+
+    def _get_unserialized_subset(self, indices: int | Sequence[int]) -> list[dict]:
+        """The data infos of ``self.data_list`` that ``indices`` picks (not copies)."""
+        return [self.data_list[i] for i in subset_positions(indices, len(self.data_list))]
+
+    def _get_serialized_subset(self, indices: int | Sequence[int]) -> tuple[bytes, np.ndarray]:
+        """``(data_bytes, data_address)`` of the serialized data infos that ``indices`` picks;
+        the dataset's own are unchanged."""
+        positions = subset_positions(indices, len(self.data_address))
+        return serialized_subset(self.data_bytes, self.data_address, positions)
+
+    def _copy_without_annotation(self, memo: dict[int, Any] | None = None) -> BaseDataset:
+        """A deep copy of everything but the data infos (which it has none of), sharing
+        ``memo`` with ``copy.deepcopy`` as MMEngine's method does."""
         other = type(self).__new__(type(self))
-        memo: dict[int, Any] = {id(self): other}  # fresh each time (MMEngine shares one)
+        memo = {} if memo is None else memo  # fresh each time (MMEngine shares one default)
+        memo[id(self)] = other
         for key, value in self.__dict__.items():
             if key not in _ANNOTATION_ATTRIBUTES:
                 object.__setattr__(other, key, copy.deepcopy(value, memo))
+        _set_no_annotation(other)
         return other
 
     def _rand_another(self) -> int:
@@ -361,6 +379,13 @@ def _note_sample(err: BaseException, dataset: Any, idx: int) -> None:
     add_note(
         f"while reading sample {idx} of {type(dataset).__name__}" + (f" ({paths})" if paths else "")
     )
+
+
+def _set_no_annotation(dataset: BaseDataset) -> None:
+    """Give ``dataset`` no data infos, neither as a list nor serialized."""
+    object.__setattr__(dataset, "data_list", [])
+    object.__setattr__(dataset, "data_bytes", b"")
+    object.__setattr__(dataset, "data_address", np.empty(0, dtype=np.int64))
 
 
 def _is_absolute(path: str) -> bool:

@@ -112,9 +112,8 @@ class ConcatDataset(_DatasetWrapper, _TorchConcatDataset):
                 f"{type(ignore_keys).__name__}: {ignore_keys!r}"
             )
         self.ignore_keys = list(ignore_keys)
-        metainfos = [_metainfo_of(dataset) for dataset in self.datasets]
-        _check_same_metainfo(metainfos, self.ignore_keys)
-        self._metainfo = metainfos[0]
+        _check_same_metainfo(self.datasets, self.ignore_keys)
+        self._metainfo = _metainfo_of(self.datasets[0])
         self._fully_initialized = False
         if not lazy_init:
             self.full_init()
@@ -152,18 +151,27 @@ class ConcatDataset(_DatasetWrapper, _TorchConcatDataset):
         return self.datasets[dataset_idx][sample_idx]
 
 
-def _check_same_metainfo(metainfos: list[dict], ignore_keys: list[str]) -> None:
-    """Raise when the metainfos differ in a key outside ``ignore_keys``: ValueError for a
-    missing key or another value, TypeError for another type (MMEngine's error types)."""
+def _check_same_metainfo(datasets: list[Any], ignore_keys: list[str]) -> None:
+    """Raise when the datasets' metainfos differ in a key outside ``ignore_keys``: ValueError
+    for a missing key or another value, TypeError for another type (MMEngine's error types)."""
+    metainfos = [_metainfo_of(dataset) for dataset in datasets]
     keys = sorted({key for metainfo in metainfos for key in metainfo} - set(ignore_keys), key=str)
     first = metainfos[0]
     hint = "; list the key in ignore_keys if the datasets may differ there"
     for i, metainfo in enumerate(metainfos):
         for key in keys:
             if key not in metainfo:
+                has = next(j for j, m in enumerate(metainfos) if key in m)
+                if not hasattr(datasets[i], "metainfo"):
+                    raise ValueError(
+                        f"ConcatDataset: datasets[{i}] (a {type(datasets[i]).__name__}) has no "
+                        f"metainfo, but datasets[{has}].metainfo has {key!r}; give it a "
+                        "metainfo (a dict, as BaseDataset has) with the same values, or list "
+                        "the keys it lacks in ignore_keys"
+                    )
                 raise ValueError(
                     f"ConcatDataset: datasets[{i}].metainfo has no {key!r}, which "
-                    f"datasets[{next(j for j, m in enumerate(metainfos) if key in m)}] has{hint}"
+                    f"datasets[{has}] has{hint}"
                 )
             if type(metainfo[key]) is not type(first[key]):
                 raise TypeError(
@@ -179,12 +187,11 @@ def _check_same_metainfo(metainfos: list[dict], ignore_keys: list[str]) -> None:
 
 
 def _same_value(a: Any, b: Any) -> bool:
-    equal = a == b
-    if isinstance(equal, bool):
-        return equal
-    if getattr(a, "shape", None) != getattr(b, "shape", None):  # numpy arrays, tensors
+    # numpy arrays, tensors: shapes first, as == broadcasts or raises on other shapes
+    if getattr(a, "shape", None) != getattr(b, "shape", None):
         return False
-    return bool(equal.all())
+    equal = a == b
+    return equal if isinstance(equal, bool) else bool(equal.all())
 
 
 @DATASETS.register_module()

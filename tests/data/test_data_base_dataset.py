@@ -377,5 +377,8 @@ def test_bad_arguments_name_the_key():
         BaseDataset(data_prefix=dict(img_path=3), lazy_init=True)
     with pytest.raises(TypeError, match="metainfo must be a dict"):
         BaseDataset(metainfo=["cat"], lazy_init=True)
+    for max_refetch in (-1, 1.5, True):
+        with pytest.raises(ValueError, match=f"max_refetch must be an int >= 0.*{max_refetch}"):
+            BaseDataset(max_refetch=max_refetch, lazy_init=True)
     with pytest.raises(TypeError, match="pipeline\\[1\\] must be a transform config dict"):
         BaseDataset(pipeline=[TakePath(), 3], lazy_init=True)

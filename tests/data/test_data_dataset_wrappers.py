@@ -5,6 +5,7 @@ import json
 import random
 
 import mmengine.dataset as mm_dataset
+import numpy as np
 import pytest
 from mmengine.registry import DATASETS as MM_DATASETS
 
@@ -162,6 +163,17 @@ def test_concat_metainfo_must_agree(tmp_path, second_metainfo, error, match):
     assert len(DATASETS.build(ignored)) == len(MM_DATASETS.build(ignored)) == 2
 
 
+@pytest.mark.parametrize("shapes", [((3,), (4,)), ((2, 3), (3, 3)), ((1,), (3,))])
+def test_concat_metainfo_arrays_of_other_shapes_differ(tmp_path, shapes):
+    ann_file = write_cats(tmp_path / "c.json", [[0]])
+    first, second = (RxCats(ann_file, metainfo=dict(palette=np.zeros(s))) for s in shapes)
+    with pytest.raises(
+        ValueError, match=r"(?s)datasets\[1\].metainfo\['palette'\] = array.* differs .*ignore_keys"
+    ):
+        ConcatDataset([first, second])
+    assert len(ConcatDataset([first, second], ignore_keys="palette")) == 2
+
+
 @pytest.mark.parametrize("wrapper", ["ConcatDataset", "RepeatDataset", "ClassBalancedDataset"])
 def test_wrappers_have_no_subsets(tmp_path, wrapper):
     inner = dict(type="RxTestCats", ann_file=write_cats(tmp_path / "c.json", [[0], [1]]))
@@ -192,6 +204,8 @@ def test_bad_arguments_name_the_key():
         RepeatDataset(DigitsDataset("val"), times=0)
     with pytest.raises(TypeError, match=r"ConcatDataset datasets\[1\] must be a dataset"):
         ConcatDataset([DigitsDataset("val"), "train"])
+    with pytest.raises(ValueError, match=r"datasets\[1\] \(a list\) has no metainfo, but "):
+        ConcatDataset([DigitsDataset("val"), [1, 2, 3]])
     with pytest.raises(ValueError, match="ConcatDataset datasets is empty"):
         ConcatDataset([])
     with pytest.raises(TypeError, match="ignore_keys must be a str or a list of str"):
