@@ -8,6 +8,7 @@ versions, time), ``state_dict`` (the model), ``optimizer``, ``param_schedulers``
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import time
 from collections.abc import Iterator
@@ -99,9 +100,13 @@ def runner_checkpoint(
     return checkpoint
 
 
-def save_runner_checkpoint(runner: Any, out_dir: str, filename: str, **kwargs: Any) -> str:
+def save_runner_checkpoint(
+    runner: Any, out_dir: str, filename: str, background: bool = False, **kwargs: Any
+) -> str:
     """Let hooks add to the checkpoint, then write it atomically on rank 0 (or, when the
-    strategy asks for sharded checkpoints, as a folder every rank writes to); return its path."""
+    strategy asks for sharded checkpoints, as a folder every rank writes to); return its path.
+    ``background``: return once the checkpoint is serialised, leaving the rest of the write
+    to the writer thread (else once the file is complete)."""
     sharded = saves_sharded(runner.model)
     checkpoint = runner_checkpoint(runner, with_model=not sharded, **kwargs)
     runner.call_hook("before_save_checkpoint", checkpoint=checkpoint)
@@ -111,8 +116,20 @@ def save_runner_checkpoint(runner: Any, out_dir: str, filename: str, **kwargs: A
         optim_wrapper = runner.optim_wrapper if save_optimizer else None
         save_sharded_checkpoint(path, runner.model, optim_wrapper, extra=checkpoint)
     elif runner.rank == 0:
-        save_checkpoint(checkpoint, path, background=True)
+        save_checkpoint(checkpoint, path, background=background)
     return path
+
+
+def save_in_background(runner: Any, out_dir: str, filename: str, **kwargs: Any) -> str:
+    """``runner.save_checkpoint(out_dir, filename, **kwargs)`` for CheckpointHook, the file's
+    fsync and rename left to the writer thread (what must follow it is queued with
+    ``after_pending_writes``); a Runner subclass's own ``save_checkpoint`` with MMEngine's
+    arguments only is called without ``background``, and writes in the foreground."""
+    save = runner.save_checkpoint
+    parameters = inspect.signature(save).parameters.values()
+    if any(p.name == "background" or p.kind is p.VAR_KEYWORD for p in parameters):
+        kwargs["background"] = True
+    return save(out_dir, filename, **kwargs)
 
 
 def _dataset_meta(runner: Any) -> dict | None:

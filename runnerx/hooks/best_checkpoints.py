@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from runnerx.checkpoint.resume_checks import same_name_in
-from runnerx.checkpoint.runner_state import find_latest_checkpoint
+from runnerx.checkpoint.runner_state import find_latest_checkpoint, save_in_background
 from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
 from runnerx.fileio import after_pending_writes, failed_write
@@ -181,7 +181,8 @@ class BestCheckpoints:
             if dropped is None:
                 continue
             entered = True
-            runner.save_checkpoint(
+            save_in_background(
+                runner,
                 self.out_dir,
                 filename,
                 save_optimizer=False,

@@ -10,7 +10,11 @@ from typing import Any
 
 from runnerx.checkpoint.io import load_checkpoint, remove_partial_files
 from runnerx.checkpoint.publish import strip_training_state, write_published
-from runnerx.checkpoint.runner_state import find_latest_checkpoint, point_last_checkpoint
+from runnerx.checkpoint.runner_state import (
+    find_latest_checkpoint,
+    point_last_checkpoint,
+    save_in_background,
+)
 from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
 from runnerx.fileio import LocalBackend, after_pending_writes, wait_for_pending_writes
@@ -315,7 +319,8 @@ class CheckpointHook(Hook):
         path = os.path.join(self._out_dir, filename)
         self.last_ckpt = path
         runner.message_hub.update_info("last_ckpt", path)
-        runner.save_checkpoint(
+        save_in_background(
+            runner,
             self._out_dir,
             filename,
             save_optimizer=self.save_optimizer,

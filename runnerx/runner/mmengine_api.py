@@ -16,7 +16,7 @@ import copy
 import difflib
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -69,8 +69,9 @@ class MMEngineRunnerAPI(MMEngineSteps):
 
     @property
     def deterministic(self) -> bool:
-        """Whether ``randomness.deterministic`` asked for deterministic algorithms."""
-        return bool(self._randomness_cfg.get("deterministic", False))
+        """Whether deterministic algorithms were asked for (``randomness.deterministic``, or
+        the last ``set_randomness`` call)."""
+        return bool(self._deterministic)
 
     @property
     def val_evaluator(self) -> Any:
@@ -85,12 +86,23 @@ class MMEngineRunnerAPI(MMEngineSteps):
     @property
     def val_interval(self) -> int:
         """Validate every this many epochs (or iterations) of training."""
-        return self.train_loop.val_interval
+        return self._training_loop().val_interval
 
     @property
     def val_begin(self) -> int:
         """The epoch (or iteration) from which training validates."""
-        return self.train_loop.val_begin
+        return self._training_loop().val_begin
+
+    def _training_loop(self) -> Any:
+        """``train_loop``, which what needs training asks for: a Runner without
+        ``train_cfg`` says it cannot train (MMEngine's fails on None)."""
+        loop = self.train_loop
+        if loop is None:
+            raise RuntimeError(
+                "this Runner has no train_cfg / train_dataloader / optim_wrapper: it cannot "
+                "train (give all three to train; val() and test() need none of them)"
+            )
+        return loop
 
     def build_optim_wrapper(self, optim_wrapper: Any) -> Any:
         """An optim wrapper for ``self.model`` from an ``optim_wrapper`` config (one built is
@@ -123,7 +135,7 @@ class MMEngineRunnerAPI(MMEngineSteps):
                 "build_param_scheduler needs a built optim wrapper: set runner.optim_wrapper = "
                 "runner.build_optim_wrapper(cfg) first"
             )
-        loop = self.train_loop
+        loop = self._training_loop()
         return build_param_schedulers(
             scheduler,
             self.optim_wrapper,
@@ -142,7 +154,7 @@ class MMEngineRunnerAPI(MMEngineSteps):
         from runnerx.data.build import batch_size_of
         from runnerx.optim.lr_scaling import build_with_scaled_lr
 
-        loop = self.train_loop  # a Runner without train_cfg says so here
+        loop = self._training_loop()  # a Runner without train_cfg says so here
         optim_cfg = self.optim_wrapper
         if isinstance(optim_cfg, dict):  # the first build
             self._log_batch_per_process(batch_size_of(loop.dataloader))
@@ -348,7 +360,7 @@ class FlexibleRunner:
         """The Runner of a whole config: each argument read from the config key of its name."""
         from .runner import Runner
 
-        cfg = cfg if isinstance(cfg, Config) else Config(cfg)
+        cfg = config_copy(cfg)  # the arguments too are read from the copy
         if "model" not in cfg:
             raise KeyError("the config has no model: FlexibleRunner needs it")
         names = [*inspect.signature(Runner.__init__).parameters, "strategy", "compile"]
@@ -369,12 +381,38 @@ def _is_loop_cfg(loop: Any, key: str) -> bool:
     )
 
 
+def config_copy(cfg: Config | dict | None, shared: Iterable[Any] = ()) -> Config:
+    """A copy of ``cfg`` as a Config (its provenance kept) whose dicts, lists and tuples are
+    its own, as MMEngine's Runner takes one: changing the caller's config afterwards changes
+    nothing in the run. Objects in it (a module, a dataset, a function) and in ``shared``
+    (the Runner's arguments, which ``from_cfg`` read from a copy already) are kept as they
+    are, as a Runner keeps the objects it is given, not copied."""
+    memo = {id(value): value for value in (*shared, *_objects_in(cfg)) if value is not cfg}
+    if isinstance(cfg, Config):
+        return copy.deepcopy(cfg, memo)
+    return Config(copy.deepcopy(dict(cfg or {}), memo))
+
+
+def _objects_in(value: Any) -> Iterator[Any]:
+    """What the dicts, lists, tuples and sets of the tree ``value`` hold that is none of
+    them (nor a str or number, which a copy shares anyway)."""
+    if isinstance(value, (Mapping, Config)):
+        for item in value.values():
+            yield from _objects_in(item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _objects_in(item)
+    elif value is not None and not isinstance(value, (str, bytes, int, float)):
+        yield value
+
+
 def _config_with(cfg: Config | dict | None, **values: Any) -> Config:
-    """``cfg`` as a Config holding ``values`` (a copy when that changes it)."""
-    cfg = cfg if isinstance(cfg, Config) else Config(copy.deepcopy(dict(cfg or {})))
+    """``cfg`` as a Config holding ``values`` (a copy when that changes it; the Runner
+    copies the config it is given in any case)."""
+    cfg = cfg if isinstance(cfg, Config) else config_copy(cfg)
     changed = {key: value for key, value in values.items() if cfg.get(key) != value}
     if changed:
-        cfg = copy.deepcopy(cfg)
+        cfg = copy.copy(cfg)  # its own top level: the caller's keeps its values
         for key, value in changed.items():
             cfg[key] = value
     return cfg

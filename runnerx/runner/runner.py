@@ -16,7 +16,6 @@ the results, calls the hooks and owns the work directory.
 from __future__ import annotations
 
 import contextlib
-import copy
 import os
 from typing import Any
 
@@ -45,7 +44,7 @@ from .fast_dev_run import (
     limit_loop,
 )
 from .loops import EpochBasedTrainLoop
-from .mmengine_api import MMEngineRunnerAPI
+from .mmengine_api import MMEngineRunnerAPI, config_copy
 from .runner_checkpoints import RunnerCheckpoints
 from .sanity_check import run_sanity_check, sanity_val_batches
 from .setup_steps import RunnerSetupSteps
@@ -112,7 +111,7 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
     ) -> None:
         self.fast_dev_run = fast_dev_run_batches(fast_dev_run, resume)  # see fast_dev_run.py
         self.num_sanity_val_steps = sanity_val_batches(num_sanity_val_steps)  # sanity_check.py
-        self.cfg = cfg if isinstance(cfg, Config) else Config(copy.deepcopy(dict(cfg or {})))
+        self.cfg = config_copy(cfg, shared=locals().values())  # the arguments stay as given
         self._launcher = launcher
         self._env_cfg = env_cfg = dict(env_cfg or {})  # wrap_model reads it too
         self.setup_env(env_cfg)
@@ -176,7 +175,7 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
         """Build a Runner from a whole config: each argument of ``__init__`` is read from the
         config key of its name (MMEngine's keys; see docs/runner.md), so a ``runner_type``
         subclass gets its own extra arguments from the config too."""
-        cfg = cfg if isinstance(cfg, Config) else Config(cfg)
+        cfg = config_copy(cfg)  # the arguments too are read from the copy
         kwargs: dict[str, Any] = {"cfg": cfg}
         for parameter in init_parameters(cls):
             name = parameter.name
@@ -292,14 +291,10 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
 
     @property
     def train_loop(self) -> Any:
-        """The training loop, built from ``train_cfg`` the first time it is needed."""
-        if self._train_loop is None:
-            loop_cfg = self._train_loop_cfg[1]
-            if loop_cfg is None:
-                raise RuntimeError(
-                    "this Runner has no train_cfg / train_dataloader: it cannot train"
-                )
-            self._train_loop = limit_loop(self, self.build_train_loop(loop_cfg))
+        """The training loop, built from ``train_cfg`` the first time it is needed (None
+        without ``train_cfg``, as in MMEngine)."""
+        if self._train_loop is None and self._train_loop_cfg[1] is not None:
+            self._train_loop = limit_loop(self, self.build_train_loop(self._train_loop_cfg[1]))
         return self._train_loop
 
     @property
@@ -318,8 +313,8 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
 
     @property
     def train_dataloader(self) -> Any:
-        """The training DataLoader."""
-        return self.train_loop.dataloader
+        """The training DataLoader (None without training)."""
+        return None if self.train_loop is None else self.train_loop.dataloader
 
     @property
     def val_dataloader(self) -> Any:
@@ -343,13 +338,13 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
 
     @property
     def max_epochs(self) -> int:
-        """Epochs the training runs (1 for iteration-based training)."""
-        return self.train_loop.max_epochs
+        """Epochs the training runs (1 for iteration-based training, 0 without training)."""
+        return 0 if self.train_loop is None else self.train_loop.max_epochs
 
     @property
     def max_iters(self) -> int:
-        """Iterations the training runs."""
-        return self.train_loop.max_iters
+        """Iterations the training runs (0 without training)."""
+        return 0 if self.train_loop is None else self.train_loop.max_iters
 
     @property
     def experiment_name(self) -> str:
@@ -376,7 +371,7 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
     def _train(self) -> nn.Module:
         self._make_current()
         check_model_step(self.model, self.unwrapped_model, "train")  # as MMEngine's train()
-        loop = self.train_loop
+        loop = self._training_loop()
         self._build_optimization()
         epoch_length = len(loop.dataloader) if isinstance(loop, EpochBasedTrainLoop) else None
         self.val_loop  # noqa: B018  (build it now so its errors come before training starts)

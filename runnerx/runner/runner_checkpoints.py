@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .mmengine_steps import refuse_unknown_keywords
+
 
 class RunnerCheckpoints:
     """Save, load and resume methods of :class:`~runnerx.runner.Runner` (a base class of it)."""
@@ -18,15 +20,36 @@ class RunnerCheckpoints:
         self,
         out_dir: str,
         filename: str,
+        file_client_args: dict | None = None,
         save_optimizer: bool = True,
         save_param_scheduler: bool = True,
         meta: dict | None = None,
         by_epoch: bool = True,
-        **_: Any,
+        backend_args: dict | None = None,
+        *,
+        background: bool = False,
+        **unknown: Any,
     ) -> str:
-        """Save the run's state to ``out_dir/filename`` (atomically, on rank 0)."""
+        """Save the run's state to ``out_dir/filename`` (atomically, on rank 0) and return its
+        path; the file is complete when this returns. MMEngine's arguments, in its order:
+        ``file_client_args`` (deprecated) or ``backend_args`` may name the local disk only,
+        and ``out_dir`` must be a local folder (CheckpointHook's ``out_dir`` copies to other
+        stores). ``background=True`` (what CheckpointHook asks for) leaves the file's fsync
+        and rename to the writer thread: ``runnerx.fileio.wait_for_pending_writes()`` waits
+        for it."""
         from runnerx.checkpoint.runner_state import save_runner_checkpoint
+        from runnerx.fileio.paths import backend_args_of, local_path
 
+        name = f"{type(self).__name__}.save_checkpoint"
+        refuse_unknown_keywords(name, unknown, self.save_checkpoint)
+        backend_args = backend_args_of(file_client_args, backend_args)
+        try:
+            out_dir = local_path(out_dir, backend_args, name)
+        except ValueError as error:
+            raise ValueError(
+                f"{error}\n{name} writes to a local folder only; for copies in a store, give "
+                "default_hooks.checkpoint.out_dir (CheckpointHook copies each checkpoint there)"
+            ) from error
         return save_runner_checkpoint(
             self,
             out_dir,
@@ -35,6 +58,7 @@ class RunnerCheckpoints:
             save_param_scheduler=save_param_scheduler,
             meta=meta,
             by_epoch=by_epoch,
+            background=background,
         )
 
     def load_checkpoint(

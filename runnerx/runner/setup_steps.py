@@ -25,6 +25,7 @@ from torch import nn
 from runnerx.suggest import given
 
 from .environment import environment_summary, set_random_seed, setup_env
+from .mmengine_steps import refuse_unknown_keywords
 
 
 class RunnerSetupSteps:
@@ -43,7 +44,9 @@ class RunnerSetupSteps:
     def set_randomness(
         self, seed: int | None = None, diff_rank_seed: bool = False, deterministic: bool = False
     ) -> None:
-        """Seed Python, numpy and torch and set ``self.seed`` (see ``set_random_seed``)."""
+        """Seed Python, numpy and torch and set ``self.seed`` and ``self.deterministic``
+        (see ``set_random_seed``); the Runner calls it with its ``randomness`` config."""
+        self._deterministic = deterministic
         self.seed = set_random_seed(seed, deterministic, diff_rank_seed)
 
     def build_log_processor(self, log_processor: Any) -> Any:
@@ -58,12 +61,32 @@ class RunnerSetupSteps:
         cfg = keyed_copy({"type": "LogProcessor", **(log_processor or {})}, "log_processor")
         return LOG_PROCESSORS.build(cfg)
 
-    def build_logger(self, log_level: str | int = "INFO", log_file: str | None = None) -> Any:
-        """The run's own logger: console and ``log_file`` (``<log_dir>/<timestamp>.log``)."""
-        from runnerx.logging.logger import get_run_logger
+    def build_logger(
+        self, log_level: str | int = "INFO", log_file: str | None = None, **kwargs: Any
+    ) -> Any:
+        """The run's own logger: console and ``log_file`` (``<log_dir>/<timestamp>.log``).
+        MMEngine's other keywords (those of ``MMLogger.get_instance``) mean what they mean
+        there: ``distributed=True`` gives every rank a log file of its own,
+        ``file_handler_cfg`` names the file's handler, ``logger_name`` is the name its lines
+        show; ``name`` (the run's logger is no named instance) and ``file_mode`` (the file is
+        appended to, as MMEngine's Runner asks) are taken and not used. Others: TypeError."""
+        from runnerx.logging.logger import _set_up, get_run_logger
+        from runnerx.logging.mmlogger import MMLogger
 
+        name = f"{type(self).__name__}.build_logger"
+        refuse_unknown_keywords(name, kwargs, MMLogger.get_instance)
         log_file = log_file or os.path.join(self.log_dir, f"{self.timestamp}.log")
-        return get_run_logger(log_file, log_level)
+        logger = get_run_logger(None, log_level)
+        _set_up(  # its log file, as MMEngine's keywords say
+            logger,
+            log_file,
+            log_level,
+            None,
+            distributed=bool(kwargs.get("distributed", False)),
+            file_handler_cfg=kwargs.get("file_handler_cfg"),
+        )
+        logger.name = kwargs.get("logger_name") or logger.name
+        return logger
 
     def build_visualizer(self, visualizer: Any = None) -> Any:
         """The visualizer of a ``visualizer`` config (None: local files only), named after the

@@ -255,7 +255,8 @@ def test_runner_type_builds_the_subclass_with_its_own_config_keys(digits_cfg):
     digits_cfg.shout = True
     runner = build_runner(digits_cfg)
     assert type(runner) is RunnerWithAnOption and runner.shout is True
-    assert runner.cfg is digits_cfg and runner.experiment_name.startswith("digits_convnet_")
+    assert runner.cfg.shout is True and runner.cfg is not digits_cfg  # its own copy
+    assert runner.experiment_name.startswith("digits_convnet_")
     del digits_cfg.shout
     assert RunnerWithAnOption.from_cfg(digits_cfg).shout is False  # the default
     digits_cfg.runner_type = "RunnerThatIsNot"
