@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import numbers
 import os
 import reprlib
 import warnings
@@ -128,7 +129,8 @@ class BaseDataset(Dataset):
                 f"{type(self).__name__} data_prefix must be a dict of path prefixes such as "
                 f"dict(img_path='images/'), but got {type(data_prefix).__name__}: {data_prefix!r}"
             )
-        if isinstance(max_refetch, bool) or not isinstance(max_refetch, int) or max_refetch < 0:
+        valid = isinstance(max_refetch, numbers.Integral) and not isinstance(max_refetch, bool)
+        if not valid or max_refetch < 0:
             raise ValueError(
                 f"{type(self).__name__} max_refetch must be an int >= 0 (how many random other "
                 f"samples to try after the pipeline returns None), but got {max_refetch!r}"

@@ -80,8 +80,11 @@ class EarlyStoppingHook(Hook):
             loop.stop_training = True
 
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
-        """Compare the monitored metric with the best so far and stop training if it is time."""
+        """Compare the monitored metric with the best so far and stop training if it is time
+        (nothing to judge in a Runner that does not train: one without ``train_cfg``)."""
         self._seen_before_val = None  # checkpoints saved from now on have this validation
+        if runner.train_loop is None:
+            return
         metrics = metrics or {}
         if self.monitor not in metrics:
             self._report_missing(runner, metrics)

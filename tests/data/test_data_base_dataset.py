@@ -380,5 +380,6 @@ def test_bad_arguments_name_the_key():
     for max_refetch in (-1, 1.5, True):
         with pytest.raises(ValueError, match=f"max_refetch must be an int >= 0.*{max_refetch}"):
             BaseDataset(max_refetch=max_refetch, lazy_init=True)
+    assert BaseDataset(max_refetch=np.int64(3), lazy_init=True).max_refetch == 3  # numpy's too
     with pytest.raises(TypeError, match="pipeline\\[1\\] must be a transform config dict"):
         BaseDataset(pipeline=[TakePath(), 3], lazy_init=True)

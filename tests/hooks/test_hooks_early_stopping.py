@@ -147,3 +147,22 @@ def test_a_checkpoint_compared_by_another_rule_leaves_the_state_fresh(runner):
     assert (hook.wait_count, hook.best_score) == (0, math.inf)
     (warning,) = runner.logger.messages("warning")
     assert "rule 'greater', this run with 'less'; patience starts afresh" in warning
+
+
+def test_a_runner_that_does_not_train_validates_with_the_hook(tmp_path):
+    # no train_cfg: nothing to stop (MMEngine sets stop_training on a None train loop)
+    from torch.utils.data import DataLoader
+
+    from runnerx.runner import Runner
+    from tests.runner.test_runner_built_objects import Acc, ToyData, ToyModel
+
+    runner = Runner(
+        model=ToyModel(),
+        work_dir=str(tmp_path),
+        val_dataloader=DataLoader(ToyData(8), batch_size=4),
+        val_cfg=dict(),
+        val_evaluator=Acc(),
+        custom_hooks=[EarlyStoppingHook("acc", stopping_threshold=0.0)],
+    )
+    assert runner.train_loop is None
+    assert "acc" in runner.val()
