@@ -31,7 +31,7 @@ from runnerx.dist import (
     is_distributed,
 )
 from runnerx.logging import get_run_logger, make_logger_current
-from runnerx.optim import build_optim_wrapper, scale_lr
+from runnerx.optim import build_optim_wrapper
 from runnerx.optim.scheduler import build_param_schedulers
 from runnerx.parallel import (
     load_optimizer_state_dict,
@@ -161,23 +161,27 @@ class BaseStrategy(metaclass=ABCMeta):
 
     def build_optim_wrapper(self, optim_wrapper: Any, model: nn.Module | None = None) -> Any:
         """An optim wrapper for ``model`` (default: the prepared model) from an
-        ``optim_wrapper`` config, with ``auto_scale_lr`` applied; a built one as it is."""
+        ``optim_wrapper`` config, or a built one as it is; with ``auto_scale_lr`` its lr
+        scaled as the Runner scales it (see :mod:`runnerx.optim.lr_scaling`)."""
+        from runnerx.optim.lr_scaling import build_with_scaled_lr
+
         model = self.model if model is None else model
-        if (self._auto_scale_lr or {}).get("enable", False):
-            if not isinstance(optim_wrapper, Mapping):
-                raise TypeError(
-                    "auto_scale_lr scales the lr of an optim_wrapper config, but prepare() got "
-                    f"a built {type(optim_wrapper).__name__}; give optim_wrapper as a dict"
-                )
-            batch = self.dispatch_kwargs.get("train_micro_batch_size_per_gpu")
-            if batch is None:
-                raise KeyError(
-                    "auto_scale_lr is enabled: give the batch size of one process as "
-                    "prepare(..., dispatch_kwargs=dict(train_micro_batch_size_per_gpu=...))"
-                )
-            real_batch = self.world_size * batch
-            optim_wrapper = scale_lr(optim_wrapper, self._auto_scale_lr, real_batch, self.logger)
-        return build_optim_wrapper(model, optim_wrapper)
+        scale = self._auto_scale_lr
+        if scale is None:
+            return build_optim_wrapper(model, optim_wrapper)
+        batch = self.dispatch_kwargs.get("train_micro_batch_size_per_gpu")
+        if batch is None and isinstance(scale, Mapping) and scale.get("enable", False):
+            raise KeyError(
+                "auto_scale_lr is enabled: give the batch size of one process as "
+                "prepare(..., dispatch_kwargs=dict(train_micro_batch_size_per_gpu=...))"
+            )
+        return build_with_scaled_lr(
+            lambda cfg: build_optim_wrapper(model, cfg),
+            optim_wrapper,
+            scale,
+            None if batch is None else self.world_size * batch,
+            logger=self.logger,
+        )
 
     def build_param_scheduler(self, scheduler: Any, optim_wrapper: Any = None) -> list | dict:
         """The schedulers of a ``param_scheduler`` config for ``optim_wrapper`` (default: the

@@ -446,3 +446,17 @@ def test_ddp_strategy_trains_as_plain_ddp_and_as_one_process(ranks):
     saved = make_model()
     saved.load_state_dict(load_checkpoint(ranks[0]["ddp_path"])["state_dict"], strict=True)
     assert_same_tensors(saved.state_dict(), ranks[0]["ddp"], atol=0)
+
+
+def test_auto_scale_lr_scales_an_optim_wrapper_given_built(tmp_path):
+    from runnerx.optim import OptimWrapper
+
+    strategy = SingleDeviceStrategy(
+        work_dir=str(tmp_path), auto_scale_lr=dict(enable=True, base_batch_size=16), **QUIET
+    )
+    model = make_model()
+    built = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.5))
+    _, optim_wrapper = strategy.prepare(
+        model, optim_wrapper=built, dispatch_kwargs=dict(train_micro_batch_size_per_gpu=4)
+    )
+    assert optim_wrapper is built and optim_wrapper.get_lr()["lr"] == [0.5 * 4 / 16]
