@@ -159,11 +159,11 @@ def _progress(runner: Any, action: str) -> str:
     """For a training, where it stopped and what resumes it: `` in epoch 3, after iteration
     557; the last checkpoint is .../iter_550.pth (...)`` (the epoch under way, the iterations
     done; `` at the end of epoch 3 (...)`` once its iterations are all done but not its
-    end-of-epoch hooks; `` during the validation after epoch 2 (iteration 540)`` while an
-    epoch's validation runs), or `` before completing an iteration`` when this process
-    trained none (the checkpoints are as they were); nothing for ``val``/``test``, nor when
-    training had not started (building, loading or resuming the checkpoint: the error says
-    what)."""
+    end-of-epoch hooks; `` after its last iteration (...)`` in the hooks that end training;
+    `` during the validation after epoch 2 (iteration 540)`` while an epoch's validation
+    runs), or `` before completing an iteration`` when this process trained none (the
+    checkpoints are as they were); nothing for ``val``/``test``, nor when training had not
+    started (building, loading or resuming the checkpoint: the error says what)."""
     first_iter = getattr(runner, "_first_iter", None)  # set by Runner.train once resumed
     if action != "train" or first_iter is None:
         return ""
@@ -177,7 +177,14 @@ def _progress(runner: Any, action: str) -> str:
     by_epoch = isinstance(loop, EpochBasedTrainLoop)
     validating = runner.message_hub.get_info("loop_stage") == "val"  # set by RuntimeInfoHook
     where = f" {'during the validation ' if validating else ''}after iteration {runner.iter}"
-    if by_epoch and validating and not loop.pass_batches_done:  # not mid-epoch
+    ended = runner.iter >= getattr(loop, "max_iters", runner.iter + 1) and (
+        not by_epoch or runner.epoch >= loop.max_epochs  # the last epoch's hooks have run
+    )
+    if ended and not validating:
+        where = (  # after_train hooks (a final checkpoint save, say), or after_run's
+            f" after its last iteration ({runner.iter}), in the hooks that end training"
+        )
+    elif by_epoch and validating and not loop.pass_batches_done:  # not mid-epoch
         where = f" during the validation after epoch {runner.epoch} (iteration {runner.iter})"
     elif by_epoch and not validating and loop.pass_batches_done >= len(loop.dataloader):
         where = (  # the epoch counts once its end-of-epoch hooks have run

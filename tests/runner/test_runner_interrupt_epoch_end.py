@@ -54,3 +54,27 @@ def test_ctrl_c_within_an_epoch_still_names_the_iteration(tmp_path):
     assert interrupted_line(runner).startswith(
         "train interrupted (Ctrl-C) in epoch 2, after iteration 5; the last checkpoint is "
     )
+
+
+def test_ctrl_c_in_the_hooks_that_end_training_names_them(tmp_path):
+    class InterruptAfterTrain(Hook):
+        def after_train(self, runner):
+            raise KeyboardInterrupt
+
+    runner = tiny_runner(
+        tmp_path,
+        dict(by_epoch=True, max_epochs=2),
+        [InterruptAfterTrain()],
+        checkpoint=dict(interval=1),
+    )
+    assert interrupted_line(runner) == (
+        "train interrupted (Ctrl-C) after its last iteration (8), in the hooks that end "
+        f"training; the last checkpoint is {tmp_path / 'epoch_2.pth'} (--resume continues from it)"
+    )
+
+
+def test_ctrl_c_in_the_last_epochs_save_names_that_epochs_end(tmp_path):
+    runner = tiny_runner(
+        tmp_path, dict(by_epoch=True, max_epochs=2), [InterruptSave(2)], checkpoint=dict(interval=1)
+    )
+    assert interrupted_line(runner).startswith("train interrupted (Ctrl-C) at the end of epoch 2")
