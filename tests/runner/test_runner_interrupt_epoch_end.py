@@ -19,7 +19,12 @@ class InterruptSave(Hook):
             raise KeyboardInterrupt
 
 
-def interrupted_line(runner) -> str:
+def interrupted_line(tmp_path, max_epochs: int, hook: Hook) -> str:
+    """The warning a run of ``max_epochs`` (checkpoints every epoch) logs when ``hook``
+    raises KeyboardInterrupt, after the log time and level."""
+    runner = tiny_runner(
+        tmp_path, dict(by_epoch=True, max_epochs=max_epochs), [hook], checkpoint=dict(interval=1)
+    )
     with pytest.raises(KeyboardInterrupt) as caught:
         runner.train()
     report_failure(runner, "train", caught.value)
@@ -29,10 +34,7 @@ def interrupted_line(runner) -> str:
 
 
 def test_ctrl_c_in_the_save_at_an_epochs_end_names_that_end(tmp_path):
-    runner = tiny_runner(
-        tmp_path, dict(by_epoch=True, max_epochs=3), [InterruptSave(2)], checkpoint=dict(interval=1)
-    )
-    assert interrupted_line(runner) == (
+    assert interrupted_line(tmp_path, 3, InterruptSave(2)) == (
         "train interrupted (Ctrl-C) at the end of epoch 2 (its last iteration, 8, done; its "
         "end-of-epoch hooks, such as the checkpoint save, not finished); the last checkpoint "
         f"is {tmp_path / 'epoch_1.pth'} (--resume continues from it)"
@@ -45,13 +47,7 @@ def test_ctrl_c_within_an_epoch_still_names_the_iteration(tmp_path):
             if runner.iter + 1 == 6:
                 raise KeyboardInterrupt
 
-    runner = tiny_runner(
-        tmp_path,
-        dict(by_epoch=True, max_epochs=3),
-        [InterruptAtIter()],
-        checkpoint=dict(interval=1),
-    )
-    assert interrupted_line(runner).startswith(
+    assert interrupted_line(tmp_path, 3, InterruptAtIter()).startswith(
         "train interrupted (Ctrl-C) in epoch 2, after iteration 5; the last checkpoint is "
     )
 
@@ -61,20 +57,13 @@ def test_ctrl_c_in_the_hooks_that_end_training_names_them(tmp_path):
         def after_train(self, runner):
             raise KeyboardInterrupt
 
-    runner = tiny_runner(
-        tmp_path,
-        dict(by_epoch=True, max_epochs=2),
-        [InterruptAfterTrain()],
-        checkpoint=dict(interval=1),
-    )
-    assert interrupted_line(runner) == (
+    assert interrupted_line(tmp_path, 2, InterruptAfterTrain()) == (
         "train interrupted (Ctrl-C) after its last iteration (8), in the hooks that end "
         f"training; the last checkpoint is {tmp_path / 'epoch_2.pth'} (--resume continues from it)"
     )
 
 
 def test_ctrl_c_in_the_last_epochs_save_names_that_epochs_end(tmp_path):
-    runner = tiny_runner(
-        tmp_path, dict(by_epoch=True, max_epochs=2), [InterruptSave(2)], checkpoint=dict(interval=1)
+    assert interrupted_line(tmp_path, 2, InterruptSave(2)).startswith(
+        "train interrupted (Ctrl-C) at the end of epoch 2"
     )
-    assert interrupted_line(runner).startswith("train interrupted (Ctrl-C) at the end of epoch 2")
