@@ -1,11 +1,13 @@
 """Wording that error messages share: close matches for a misspelt name (the "did you mean
 ...?" part), counts of things, how many a shortened list leaves out, and what was given
-where an instance belongs."""
+where an instance belongs, and the refusal of keywords a ``**kwargs`` took that the
+function does not mean."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 
 
 def close_matches(word: str, candidates: Iterable[object], n: int = 3) -> list[str]:
@@ -36,3 +38,21 @@ def given(value: object, args: str = "...") -> str:
     if isinstance(value, type):
         return f"the class {value.__name__}; pass an instance ({value.__name__}({args}))"
     return type(value).__name__
+
+
+def refuse_unknown_keywords(name: str, given: Mapping, function: Callable) -> None:
+    """A TypeError naming the keywords ``given`` (what a ``**kwargs`` took) that are no
+    parameter of ``function``, the closest parameter to the first of them, and those it
+    takes: a misspelt keyword must not be ignored, and Python's own message gives no close
+    match before 3.13."""
+    known = [
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    unknown = sorted(set(given) - set(known))
+    if not unknown:
+        return
+    close = close_matches(unknown[0], known, n=1)
+    hint = f" ({unknown[0]!r}; did you mean {close[0]!r}?)" if close else ""
+    raise TypeError(f"{name}() got unknown keyword(s) {unknown}{hint}; it takes {', '.join(known)}")

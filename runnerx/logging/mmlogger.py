@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import refuse_unknown_keywords
 
 from . import logger as _logger
 
@@ -56,15 +55,7 @@ class MMLogger:
         of ``logging.handlers`` (``dict(type='RotatingFileHandler', maxBytes=2**20,
         backupCount=3)``). MMEngine's ``file_mode`` is accepted and not used: files are
         appended to. Any other keyword is refused, naming it."""
-        if kwargs:
-            known = [p for p in inspect.signature(cls.get_instance).parameters if p != "kwargs"]
-            unknown = sorted(kwargs)
-            close = close_matches(unknown[0], known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise TypeError(
-                f"MMLogger.get_instance() got unknown keyword(s) {unknown}: it takes "
-                f"{', '.join(known)}{hint}"
-            )
+        refuse_unknown_keywords("MMLogger.get_instance", kwargs, cls.get_instance)
         return _logger.get_logger(
             logger_name or name,
             log_file=log_file,

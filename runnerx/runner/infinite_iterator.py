@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from runnerx.data.samplers.generators import ordering_sampler
 from runnerx.logging.logger import print_log
 
 
@@ -47,9 +48,7 @@ class _InfiniteDataloaderIterator:
             level=logging.WARNING,
         )
         self._epoch += 1
-        sampler = getattr(self._dataloader, "sampler", None)
-        if not hasattr(sampler, "set_epoch"):
-            sampler = getattr(getattr(self._dataloader, "batch_sampler", None), "sampler", None)
+        sampler = ordering_sampler(self._dataloader)
         if hasattr(sampler, "set_epoch"):
             sampler.set_epoch(self._epoch)
         self._iterator = iter(self._dataloader)

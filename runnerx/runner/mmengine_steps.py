@@ -9,11 +9,9 @@ arguments, when it is built (hooks, MessageHub), which are left out with a hint,
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from runnerx.suggest import close_matches
 from runnerx.utils.errors import TypeAssertionError
 
 
@@ -116,26 +114,6 @@ class MMEngineSteps:
                 "give train_dataloader.batch_size"
             )
         return None
-
-
-def refuse_unknown_keywords(name: str, given: Mapping, method: Callable) -> None:
-    """A TypeError naming the first of the keywords ``given`` (what a ``**kwargs`` took) that
-    is no parameter of ``method``, with the closest that is: Python's own message gives no
-    close match before 3.13, and a misspelt keyword must not be ignored."""
-    known = [
-        p.name
-        for p in inspect.signature(method).parameters.values()
-        if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-    ]
-    unknown = sorted(set(given) - set(known))
-    if not unknown:
-        return
-    close = close_matches(unknown[0], known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise TypeError(
-        f"{name}() got an unexpected keyword argument {unknown[0]!r}{hint} (it takes "
-        f"{', '.join(known)})"
-    )
 
 
 def _own_methods_using(cls: type, name: str) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .mmengine_steps import refuse_unknown_keywords
+from runnerx.suggest import refuse_unknown_keywords
 
 
 class RunnerCheckpoints:

@@ -22,10 +22,9 @@ from typing import Any
 
 from torch import nn
 
-from runnerx.suggest import given
+from runnerx.suggest import given, refuse_unknown_keywords
 
 from .environment import environment_summary, set_random_seed, setup_env
-from .mmengine_steps import refuse_unknown_keywords
 
 
 class RunnerSetupSteps:
