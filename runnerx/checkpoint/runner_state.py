@@ -81,6 +81,16 @@ def runner_checkpoint(
     if dataset_meta is not None:  # MMEngine's key: inference code reads the class names here
         full_meta.setdefault("dataset_meta", dataset_meta)
     checkpoint: dict[str, Any] = {"meta": full_meta}
+    unbuilt = _unbuilt_training_state(runner, save_optimizer, save_param_scheduler)
+    if unbuilt:
+        save_optimizer = save_optimizer and "optim_wrapper" not in unbuilt
+        save_param_scheduler = save_param_scheduler and "param_scheduler" not in unbuilt
+        runner.logger.warning(
+            f"save_checkpoint: {' and '.join(unbuilt)} "
+            f"{'is still a config' if len(unbuilt) == 1 else 'are still configs'} (train() "
+            "builds them), so this checkpoint holds no state of them; save after training "
+            "starts, or pass save_optimizer=False / save_param_scheduler=False to leave them out"
+        )
     if with_model:
         # full tensors on the CPU whatever the wrapper (under FSDP gathered to rank 0)
         checkpoint["state_dict"] = model_state_dict(runner.model)
@@ -135,7 +145,8 @@ def save_in_background(runner: Any, out_dir: str, filename: str, **kwargs: Any) 
 def _dataset_meta(runner: Any) -> dict | None:
     """The training dataset's ``metainfo`` when it is plain data (what a safe load reads
     back), else None."""
-    dataset = getattr(runner.train_loop.dataloader, "dataset", None)
+    # a test-only Runner has no train_loop
+    dataset = getattr(getattr(runner.train_loop, "dataloader", None), "dataset", None)
     metainfo = getattr(dataset, "metainfo", None)
     return dict(metainfo) if isinstance(metainfo, dict) and _plain(metainfo) else None
 
@@ -150,6 +161,23 @@ def _plain(value: Any) -> bool:
 
 def _saves_state(optim_wrapper: Any) -> bool:
     return optim_wrapper is not None and hasattr(optim_wrapper, "state_dict")
+
+
+def _unbuilt_training_state(runner: Any, save_optimizer: bool, save_schedulers: bool) -> list:
+    """The config keys among ``optim_wrapper`` and ``param_scheduler`` whose state a save
+    asked for but which are still configs: a Runner builds them when training starts."""
+    unbuilt = []
+    if save_optimizer and isinstance(runner.optim_wrapper, dict):
+        unbuilt.append("optim_wrapper")
+    schedulers = runner.param_schedulers
+    if save_schedulers and schedulers:
+        if isinstance(schedulers, dict) and all(isinstance(g, list) for g in schedulers.values()):
+            schedulers = [s for group in schedulers.values() for s in group]  # one per optimizer
+        elif not isinstance(schedulers, list):
+            schedulers = [schedulers]  # one scheduler's config
+        if not all(hasattr(s, "state_dict") for s in schedulers):
+            unbuilt.append("param_scheduler")
+    return unbuilt
 
 
 def resume_runner(

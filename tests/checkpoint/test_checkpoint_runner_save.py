@@ -126,3 +126,32 @@ def test_a_subclass_save_checkpoint_with_mmengines_arguments_only_is_called_by_t
     runner.train()
     assert calls == ["epoch_1.pth"]
     assert os.path.isfile(os.path.join(runner.work_dir, "epoch_1.pth"))
+
+
+def warnings_of(runner) -> list[str]:
+    log = os.path.join(runner.log_dir, f"{runner.timestamp}.log")
+    return [line for line in open(log).read().splitlines() if " - WARNING - " in line]
+
+
+def test_a_save_before_train_keeps_the_model_and_names_what_is_still_a_config(make_runner):
+    runner = make_runner(param_scheduler={"type": "MultiStepLR", "milestones": [1]})
+    path = runner.save_checkpoint(runner.work_dir, "before.pth")
+    saved = torch.load(path, weights_only=False)
+    assert "optimizer" not in saved and "param_schedulers" not in saved
+    assert torch.equal(saved["state_dict"]["linear.weight"], runner.model.linear.weight)
+    (line,) = warnings_of(runner)
+    assert "optim_wrapper and param_scheduler are still configs (train() builds them)" in line
+    # leaving them out on purpose says nothing
+    runner.save_checkpoint(runner.work_dir, "quiet.pth", None, False, False)
+    assert len(warnings_of(runner)) == 1
+
+
+def test_a_test_only_runner_saves_its_model(tmp_path):
+    from runnerx.runner import Runner
+    from tests.checkpoint.conftest import TinyNet
+
+    runner = Runner(model=TinyNet(), work_dir=str(tmp_path / "test_only"))
+    path = runner.save_checkpoint(runner.work_dir, "weights.pth")
+    saved = torch.load(path, weights_only=False)
+    assert set(saved["state_dict"]) == {"linear.weight", "linear.bias"}
+    assert not warnings_of(runner)
