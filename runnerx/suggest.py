@@ -1,7 +1,7 @@
-"""Wording that error messages share: close matches for a misspelt name (the "did you mean
-...?" part), counts of things, how many a shortened list leaves out, and what was given
-where an instance belongs, and the refusal of keywords a ``**kwargs`` took that the
-function does not mean."""
+"""Wording that error messages share: close matches for a misspelt name and the "did you
+mean ...?" hint naming them, counts of things, how many a shortened list leaves out, what
+was given where an instance belongs, and the refusal of keywords a ``**kwargs`` took that
+the function does not mean."""
 
 from __future__ import annotations
 
@@ -18,6 +18,19 @@ def close_matches(word: str, candidates: Iterable[object], n: int = 3) -> list[s
         by_lower.setdefault(str(candidate).lower(), str(candidate))
     found = difflib.get_close_matches(str(word).lower(), list(by_lower), n=n, cutoff=0.6)
     return [by_lower[match] for match in found]
+
+
+#: the forms of :func:`did_you_mean`'s hint: a clause ending a message, a sentence after
+#: it, an aside inside it
+CLAUSE, SENTENCE, ASIDE = "; did you mean {}?", " Did you mean {}?", " (did you mean {}?)"
+
+
+def did_you_mean(word: object, candidates: Iterable[object], n: int = 1, form: str = CLAUSE) -> str:
+    """The hint for a misspelt ``word``: ``form`` (:data:`CLAUSE`, :data:`SENTENCE` or
+    :data:`ASIDE`) naming up to ``n`` of the closest ``candidates`` (``'x' or 'y'``), or
+    ``""`` when none is close."""
+    close = close_matches(str(word), candidates, n=n)
+    return form.format(" or ".join(map(repr, close))) if close else ""
 
 
 def counted(number: int, noun: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from addict import Dict
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import SENTENCE, did_you_mean
 
 from .merge import DELETE_KEY
 
@@ -245,9 +245,7 @@ class _MissingKey:
         keys = [str(key) for key in self.cfg]
         message = f"{where} has no key {self.key!r}."
         if isinstance(self.key, str):
-            close = close_matches(self.key, keys, n=3)
-            if close:
-                message += " Did you mean " + " or ".join(repr(match) for match in close) + "?"
+            message += did_you_mean(self.key, keys, n=3, form=SENTENCE)
         shown = ", ".join(keys[:20]) + (", ..." if len(keys) > 20 else "")
         return message + (f" Keys there: {shown}." if keys else " It is empty.")
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import SENTENCE, did_you_mean
 
 from .config_dict import ConfigDict
 from .errors import InheritanceCycleError, MissingBaseVariableError
@@ -104,8 +104,7 @@ def _bind(
         base.source.imported_as = {}
     for name, bound_as in names:
         if name not in base.namespace:
-            close = close_matches(name, list(base.namespace), n=3)
-            hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+            hint = did_you_mean(name, base.namespace, n=3, form=SENTENCE)
             has = ", ".join(base.namespace) or "none"
             raise MissingBaseVariableError(
                 f"{importer}:{base_import.line}: base config {base.source.path} has no "

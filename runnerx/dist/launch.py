@@ -22,7 +22,7 @@ from typing import Any
 import torch
 import torch.distributed as torch_dist
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import SENTENCE, did_you_mean
 
 from . import utils
 
@@ -58,8 +58,7 @@ def check_dist_cfg(dist_cfg: Any, where: str = "env_cfg.dist_cfg") -> None:
     takes = [n for n in dict.fromkeys(takes) if n not in ("launcher", "kwargs") and n[0] != "_"]
     for key in dist_cfg:
         if key not in takes:
-            close = close_matches(str(key), takes, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, takes)
             raise KeyError(f"{where}.{key} is not a known key (known: {', '.join(takes)}){hint}")
     if dist_cfg.get("backend") is not None:
         check_backend(dist_cfg["backend"], f"{where}.backend")
@@ -73,8 +72,7 @@ def check_backend(backend: Any, where: str = "backend") -> None:
     for name in names:
         name = name.rpartition(":")[2].strip().lower() if isinstance(name, str) else name
         if name not in known:
-            close = close_matches(str(name), known, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, known, form=SENTENCE)
             raise ValueError(
                 f"{where}={backend!r} is not a torch.distributed backend (known: "
                 f"{', '.join(known)}).{hint} Leave it out to get nccl on CUDA, gloo on CPU"

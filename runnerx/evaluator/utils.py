@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import SENTENCE, did_you_mean
 
 __all__ = ["get_metric_value"]
 
@@ -38,8 +38,7 @@ def get_metric_value(indicator: str, metrics: Mapping[str, Any]) -> Any:
             f"The indicator {indicator!r} matches multiple metrics {matched}; "
             "give the full name with its prefix"
         )
-    close = close_matches(indicator, metrics, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(indicator, metrics, form=SENTENCE)
     raise ValueError(
         f"The indicator {indicator!r} can not match any metric in {list(metrics)}.{hint}"
     )

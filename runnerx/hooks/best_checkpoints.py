@@ -34,7 +34,7 @@ from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
 from runnerx.fileio import after_pending_writes, failed_write
 from runnerx.hooks.metric_rule import RULES, check_rule
-from runnerx.suggest import close_matches
+from runnerx.suggest import SENTENCE, did_you_mean
 
 #: The MessageHub info that lists the kept best checkpoints (with ``_<metric>`` for several).
 KEPT_KEY = "best_ckpts"
@@ -169,8 +169,7 @@ class BestCheckpoints:
         self._settle(runner, rules)
         for metric, rule in rules.items():
             if metric not in metrics:
-                close = close_matches(metric, [str(name) for name in metrics], n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(metric, metrics, form=SENTENCE)
                 raise KeyError(
                     f"CheckpointHook: save_best metric {metric!r} is not among the validation "
                     f"metrics ({', '.join(map(repr, metrics))}).{hint}"

@@ -9,7 +9,7 @@ from typing import Any
 from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import RULES, check_rule, infer_rule
 from runnerx.registry import HOOKS
-from runnerx.suggest import close_matches
+from runnerx.suggest import SENTENCE, did_you_mean
 
 #: The checkpoint entry that holds the hooks' state, by monitor (MMEngine ignores it)
 CHECKPOINT_KEY = "early_stopping"
@@ -187,8 +187,7 @@ class EarlyStoppingHook(Hook):
 
     def _report_missing(self, runner: Any, metrics: dict) -> None:
         available = ", ".join(map(repr, metrics)) or "none"
-        close = close_matches(self.monitor, [str(key) for key in metrics], n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(self.monitor, metrics, form=SENTENCE)
         message = (
             f"EarlyStoppingHook: monitor {self.monitor!r} is not among the validation metrics "
             f"(available: {available}).{hint}"

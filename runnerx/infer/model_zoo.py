@@ -22,7 +22,7 @@ from runnerx.config.external import package_folders
 from runnerx.fileio import load
 from runnerx.logging import print_log
 from runnerx.registry.scopes import ROOT_SCOPE, alias_of
-from runnerx.suggest import close_matches
+from runnerx.suggest import did_you_mean
 
 INDEX_FILE = "model-index.yml"
 
@@ -77,8 +77,7 @@ def find_zoo_model(scope: str, name: str) -> tuple[Config, str | None]:
             weights = weights[0] if isinstance(weights, list) else weights
             return Config.fromfile(os.path.join(root, entry["Config"])), weights
         known.extend(names)
-    close = close_matches(name, known)
-    hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+    hint = did_you_mean(name, known, n=3)
     raise ValueError(
         f"model {name!r} is neither a config file nor a model in {scope}'s model zoo "
         f"({os.path.join(root, INDEX_FILE)}){hint}"

@@ -21,7 +21,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import ASIDE, did_you_mean
 from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
 from .history_buffer import HistoryBuffer
@@ -102,7 +102,7 @@ def _parse_entry(entry: Any, where: str, by_epoch: bool) -> CustomLog:
         for key in entry:
             if key not in _KEYS:
                 raise ValueAssertionError(
-                    f"{where} has an unknown key {key!r}{_did_you_mean(key, _KEYS)}"
+                    f"{where} has an unknown key {key!r}{did_you_mean(key, _KEYS, form=ASIDE)}"
                 )
     data_src = entry.get("data_src")
     if not isinstance(data_src, str):
@@ -115,7 +115,7 @@ def _parse_entry(entry: Any, where: str, by_epoch: bool) -> CustomLog:
         raise ValueAssertionError(
             f"{where}.method_name must be one of {', '.join(map(repr, METHOD_NAMES))} or a "
             f"statistic added with HistoryBuffer.register_statistics (added: {added}), got "
-            f"{method_name!r}{_did_you_mean(method_name, known)}"
+            f"{method_name!r}{did_you_mean(method_name, known, form=ASIDE)}"
         )
     window_size = entry.get("window_size")
     takes_window = registered is not None or method_name != "current"
@@ -141,7 +141,7 @@ def _check_window_size(window_size: Any, where: str, by_epoch: bool, takes_windo
     if not (window_size in ("epoch", "global") or (is_count and window_size > 0)):
         raise ValueAssertionError(
             f"{where}.window_size must be a positive int, 'epoch' or 'global', got "
-            f"{window_size!r}{_did_you_mean(window_size, ('epoch', 'global'))}"
+            f"{window_size!r}{did_you_mean(window_size, ('epoch', 'global'), form=ASIDE)}"
         )
 
 
@@ -161,8 +161,3 @@ def _check_arguments(statistic: Any, kwargs: dict[str, Any], where: str) -> None
             f"{where} names {name}{signature} (added with HistoryBuffer.register_statistics), "
             f"which the entry's keys would call as {name}(buffer{call}): {error}"
         ) from None
-
-
-def _did_you_mean(value: Any, choices: tuple[str, ...]) -> str:
-    close = close_matches(str(value), choices, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""

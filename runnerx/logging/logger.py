@@ -25,7 +25,7 @@ from typing import Any
 
 from termcolor import colored
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import ASIDE, did_you_mean
 from runnerx.utils.errors import ValueAssertionError
 
 __all__ = [
@@ -257,8 +257,7 @@ def _named_logger(name: str) -> logging.Logger:
         for other, value in logging.Logger.manager.loggerDict.items()
         if isinstance(value, logging.Logger) and value.handlers
     ]
-    close = close_matches(name, set_up, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(name, set_up, form=ASIDE)
     raise ValueError(
         f"print_log: no logger called {name!r} is set up, so the message would be lost"
         f"{hint}; set it up with get_logger({name!r}, ...) or MMLogger.get_instance, or "
@@ -271,8 +270,7 @@ def _parse_level(log_level: str | int) -> int:
         return log_level
     if isinstance(log_level, str) and log_level.upper() in _LEVELS:
         return logging.getLevelName(log_level.upper())
-    close = close_matches(str(log_level).upper(), _LEVELS, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(str(log_level).upper(), _LEVELS, form=ASIDE)
     raise ValueError(f"log_level must be one of {', '.join(_LEVELS)}, got {log_level!r}{hint}")
 
 
@@ -307,8 +305,7 @@ def _file_handler(path: str, handler_cfg: dict | None) -> logging.FileHandler:
         if isinstance(value, type) and issubclass(value, logging.FileHandler)
     }
     if kind not in choices:
-        close = close_matches(str(kind), list(choices), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(kind, choices, form=ASIDE)
         raise ValueAssertionError(
             f"file_handler_cfg.type must name a file handler of logging.handlers "
             f"({', '.join(sorted(choices))}), got {kind!r}{hint}"

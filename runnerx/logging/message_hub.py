@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import SENTENCE, did_you_mean
 from runnerx.utils.errors import ValueAssertionError
 from runnerx.utils.manager import ManagerMixin
 
@@ -286,6 +286,5 @@ def _copy_of(key: str, value: Any) -> Any:
 
 
 def _missing_key_message(kind: str, key: str, known: dict) -> str:
-    close = close_matches(key, list(known), n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(key, known, form=SENTENCE)
     return f"no {kind} {key!r} in the message hub.{hint} Known keys: {sorted(known) or 'none'}"

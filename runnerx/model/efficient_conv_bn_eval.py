@@ -45,7 +45,7 @@ from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.conv import _ConvNd
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import did_you_mean
 
 __all__ = [
     "efficient_conv_bn_eval_control",
@@ -260,8 +260,7 @@ def _submodule(model: nn.Module, path: str) -> nn.Module:
             where = ".".join(parts[:depth]) or type(model).__name__
             children = ", ".join(name for name, _ in module.named_children()) or "none"
             paths = [name for name, _ in model.named_modules() if name]
-            close = close_matches(path, paths, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(path, paths)
             raise AttributeError(
                 f"efficient_conv_bn_eval: {path!r} is not a sub-module of "
                 f"{type(model).__name__} (the sub-modules of {where}: {children}){hint}"

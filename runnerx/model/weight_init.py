@@ -35,7 +35,7 @@ from torch.nn.init import trunc_normal_
 
 from runnerx.model.errors import InitCfgOverrideError
 from runnerx.registry import WEIGHT_INITIALIZERS, NotRegisteredError
-from runnerx.suggest import close_matches
+from runnerx.suggest import close_matches, did_you_mean
 from runnerx.utils import lazy_attributes
 from runnerx.utils.errors import ValueAssertionError, ValueKeyError
 
@@ -191,8 +191,7 @@ def build_initializer(cfg: dict, wholemodule: bool = False) -> Callable[[nn.Modu
 
 def _unknown_type(kind: Any) -> ValueKeyError:
     names = list(WEIGHT_INITIALIZERS.module_dict)
-    close = close_matches(str(kind), names, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(kind, names)
     return ValueKeyError(
         f"init_cfg type {kind!r} is not one of {names}{hint} (a custom initializer is "
         "registered with @WEIGHT_INITIALIZERS.register_module())"

@@ -10,10 +10,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from runnerx.optim.checks import check_arguments, did_you_mean
+from runnerx.optim.checks import check_arguments
 from runnerx.optim.optim_wrapper import OptimWrapper, current_message_hub
 from runnerx.registry import OPTIM_WRAPPERS
 from runnerx.registry.errors import mark_wrapped
+from runnerx.suggest import SENTENCE, did_you_mean
 from runnerx.utils.errors import ValueAssertionError
 
 AMP_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -35,7 +36,7 @@ def resolve_amp_dtype(dtype: Any, device_type: str = "cuda") -> torch.dtype:
         return AMP_DTYPES[dtype]
     if isinstance(dtype, torch.dtype) and dtype in AMP_DTYPES.values():
         return dtype
-    hint = did_you_mean(dtype, list(AMP_DTYPES))
+    hint = did_you_mean(dtype, list(AMP_DTYPES), form=SENTENCE)
     raise mark_wrapped(  # these errors name their key: no "while building" in front of them
         ValueAssertionError(
             f"optim_wrapper.dtype={dtype!r} is not supported for mixed precision; expected "

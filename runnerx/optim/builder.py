@@ -9,12 +9,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from runnerx.optim.checks import did_you_mean
 from runnerx.optim.constructor import config_path
 from runnerx.optim.optim_wrapper import OptimWrapper
 from runnerx.optim.optim_wrapper_dict import OptimWrapperDict
 from runnerx.parallel.unwrap import unwrap
 from runnerx.registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS
+from runnerx.suggest import SENTENCE, did_you_mean
 from runnerx.utils.errors import ValueAssertionError
 
 
@@ -81,7 +81,7 @@ def _build_several(model: nn.Module, cfg: dict, where: str) -> OptimWrapperDict:
         if isinstance(sub_cfg, OptimWrapper):
             wrappers[name] = sub_cfg
         elif name not in children:
-            hint = did_you_mean(name, list(children))
+            hint = did_you_mean(name, list(children), form=SENTENCE)
             raise ValueError(
                 f"{where}.{name} configures the optimizer of the sub-module {name!r}, but "
                 f"{type(model).__name__} has none by that name (it has: "

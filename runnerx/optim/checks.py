@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
 from typing import Any
 
 from runnerx.registry.errors import mark_wrapped
-from runnerx.suggest import close_matches
-
-
-def did_you_mean(word: object, choices: Iterable[str]) -> str:
-    """``" Did you mean 'x'?"`` for the choice closest to ``word``, or ``""`` if none is close."""
-    close = close_matches(str(word), list(choices), n=1)
-    return f" Did you mean {close[0]!r}?" if close else ""
-
+from runnerx.suggest import SENTENCE, did_you_mean
 
 #: (a key given, a key taken instead): what to say of that mix-up, common when moving between
 #: the SGD and Adam families of optimizers ({name}: the optimizer's)
@@ -44,7 +36,7 @@ def check_arguments(target: Any, keys: list[str], where: str, skip: int = 0) -> 
     name = getattr(target, "__name__", repr(target))
     for key in keys:
         if key not in accepted:
-            hint = _mix_up(key, accepted, name) or did_you_mean(key, accepted)
+            hint = _mix_up(key, accepted, name) or did_you_mean(key, accepted, form=SENTENCE)
             raise mark_wrapped(  # it names its key: no "while building" in front of it
                 TypeError(
                     f"{where} has {key!r}, which {name} does not take (it takes: "

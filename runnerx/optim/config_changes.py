@@ -11,8 +11,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from runnerx.optim.amp_optim_wrapper import AmpOptimWrapper, resolve_amp_dtype
-from runnerx.optim.checks import did_you_mean
 from runnerx.optim.optim_wrapper import OptimWrapper
+from runnerx.suggest import SENTENCE, did_you_mean
 
 _AUTO_SCALE_LR_KEYS = ("enable", "base_batch_size")
 
@@ -60,7 +60,7 @@ def scale_lr(
         )
     for key in auto_scale_lr_cfg:
         if key not in _AUTO_SCALE_LR_KEYS:
-            hint = did_you_mean(key, _AUTO_SCALE_LR_KEYS)
+            hint = did_you_mean(key, _AUTO_SCALE_LR_KEYS, form=SENTENCE)
             raise ValueError(
                 f"auto_scale_lr has an unknown key {key!r}; its keys are enable and "
                 f"base_batch_size.{hint}"

@@ -12,8 +12,8 @@ from typing import Any
 
 import torch
 
-from runnerx.optim.checks import did_you_mean
 from runnerx.registry.errors import mark_wrapped
+from runnerx.suggest import SENTENCE, did_you_mean
 from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
 GradClipFn = Callable[[list[torch.Tensor]], "torch.Tensor | None"]
@@ -54,7 +54,7 @@ def build_grad_clip(
     for key in kwargs:
         if key not in accepted:
             why = f"{key!r} is not an argument of clipping by {clip_type}"
-            raise _bad(ValueError, clip_grad, why, did_you_mean(key, accepted))
+            raise _bad(ValueError, clip_grad, why, did_you_mean(key, accepted, form=SENTENCE))
     if required not in kwargs:
         raise _bad(ValueAssertionError, clip_grad, f"clipping by {clip_type} needs {required!r}")
     return functools.partial(function, **kwargs), kwargs

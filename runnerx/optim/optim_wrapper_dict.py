@@ -7,8 +7,8 @@ from typing import Any, NoReturn
 
 from torch import nn
 
-from runnerx.optim.checks import did_you_mean
 from runnerx.optim.optim_wrapper import OptimWrapper
+from runnerx.suggest import SENTENCE, did_you_mean
 from runnerx.utils.errors import KeyAssertionError, TypeAssertionError
 
 
@@ -107,7 +107,7 @@ class OptimWrapperDict(OptimWrapper):
         try:
             return self.optim_wrappers[name]
         except KeyError:
-            hint = did_you_mean(name, list(self.optim_wrappers))
+            hint = did_you_mean(name, list(self.optim_wrappers), form=SENTENCE)
             raise KeyAssertionError(
                 f"no optim wrapper named {name!r}; there are {list(self.optim_wrappers)}.{hint}"
             ) from None

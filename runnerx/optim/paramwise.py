@@ -23,8 +23,8 @@ from typing import Any
 
 from torch import nn
 
-from runnerx.optim.checks import did_you_mean
 from runnerx.registry.errors import mark_wrapped
+from runnerx.suggest import SENTENCE, did_you_mean
 
 # MMEngine's norm layers, plus RMSNorm (torch >= 2.4)
 _NORM_TYPES = (
@@ -67,7 +67,7 @@ def check_paramwise_cfg(
         )
     for key in paramwise_cfg if strict else ():
         if key not in PARAMWISE_KEYS and key not in _IGNORED_KEYS:
-            hint = did_you_mean(key, PARAMWISE_KEYS)
+            hint = did_you_mean(key, PARAMWISE_KEYS, form=SENTENCE)
             raise mark_wrapped(
                 ValueError(
                     f"{where} has an unknown key {key!r}; the keys are "

@@ -20,8 +20,10 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+from runnerx.suggest import did_you_mean
+
 from .module_match import find_modules
-from .options import as_dict, check_keys, did_you_mean
+from .options import as_dict, check_keys
 
 _CHECKPOINTED: dict[type, type] = {}
 

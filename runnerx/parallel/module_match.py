@@ -6,7 +6,7 @@ from typing import Any
 
 from torch import nn
 
-from .options import did_you_mean
+from runnerx.suggest import did_you_mean
 
 
 def find_modules(model: nn.Module, names: Any, where: str) -> list[nn.Module]:

@@ -7,15 +7,9 @@ from typing import Any
 
 import torch
 
-from runnerx.suggest import close_matches
+from runnerx.suggest import did_you_mean
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
-
-
-def did_you_mean(word: object, choices: Iterable[object]) -> str:
-    """``"; did you mean 'x'?"`` for the choice closest to ``word``, else ``""``."""
-    close = close_matches(str(word), choices, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def check_keys(cfg: Mapping[str, Any], allowed: Iterable[str], where: str) -> None:

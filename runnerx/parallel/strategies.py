@@ -27,11 +27,11 @@ from torch import nn
 from runnerx.dist import get_world_size, is_distributed
 from runnerx.optim.checks import check_arguments
 from runnerx.registry import MODEL_WRAPPERS, STRATEGIES
+from runnerx.suggest import did_you_mean
 
 from .data_parallel import data_parallel
 from .ddp import DistributedDataParallelModel, check_ddp_options
 from .fsdp import FullyShardedModel, check_fsdp_values
-from .options import did_you_mean
 
 #: the short names of ``strategy='...'`` (any case) and the registered types they stand for
 STRATEGY_NAMES = {"single": "SingleDevice", "ddp": "DDP", "fsdp": "FSDP", "dp": "DP"}

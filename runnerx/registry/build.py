@@ -16,7 +16,7 @@ from runnerx.registry.errors import (
     mark_wrapped,
 )
 from runnerx.registry.registry import Registry
-from runnerx.suggest import close_matches
+from runnerx.suggest import did_you_mean
 from runnerx.utils.manager import ManagerMixin
 
 #: DEBUG lines say what each config built and from where (``log_level='DEBUG'``)
@@ -160,8 +160,7 @@ def did_you_mean_argument(err: Exception, obj_type: Any) -> str:
             names.update(inspect.signature(kind).parameters)
         except (TypeError, ValueError):  # builtins without a signature
             continue
-    close = close_matches(found.group(1), sorted(names - {"self", "args", "kwargs"}), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return did_you_mean(found.group(1), sorted(names - {"self", "args", "kwargs"}))
 
 
 def _key_path(cfg: Any) -> str | None:

@@ -27,7 +27,7 @@ import torch
 
 from runnerx.dist import broadcast_object, get_rank
 from runnerx.dist.launch import check_dist_cfg
-from runnerx.suggest import close_matches
+from runnerx.suggest import did_you_mean
 
 ENV_CFG_KEYS = (
     "cudnn_benchmark",
@@ -45,8 +45,7 @@ def check_keys(cfg: dict, allowed: tuple[str, ...], name: str) -> None:
 
     for key in cfg:
         if key not in allowed:
-            close = close_matches(str(key), allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, allowed)
             raise KeyError(f"{name}.{key} is not a known key (known: {', '.join(allowed)}){hint}")
 
 
@@ -196,8 +195,7 @@ def unknown_scope_warning(scope: str) -> str | None:
         registry = pending.pop()
         known.add(registry.scope)
         pending.extend(registry.children.values())
-    close = close_matches(scope, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(scope, known)
     why = import_failure(scope)
     tried = f" (importing {scope}.registry failed: {why})" if why else ""
     return (

@@ -4,11 +4,12 @@ URI's prefix, ``''`` for local paths), :func:`register_backend` to add one and
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from runnerx.suggest import did_you_mean
 
 from .base import BaseStorageBackend
 from .http_backend import HTTPBackend
@@ -173,8 +174,7 @@ def cluster_note(name: str) -> str:
 
 
 def _unknown_name(name: Any, action: str) -> ValueError:
-    close = difflib.get_close_matches(str(name), backends, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(name, backends)
     return ValueError(
         f"{action}: backend_args asks for the {name!r} storage backend, which is not "
         f"registered (registered: {', '.join(map(repr, sorted(backends)))}){hint} "

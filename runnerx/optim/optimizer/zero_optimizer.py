@@ -12,8 +12,8 @@ from typing import Any
 from torch.distributed.optim import ZeroRedundancyOptimizer as _TorchZeroRedundancyOptimizer
 
 from runnerx.dist import is_distributed, is_main_process
-from runnerx.optim.checks import did_you_mean
 from runnerx.registry import OPTIMIZERS
+from runnerx.suggest import SENTENCE, did_you_mean
 
 
 class ZeroRedundancyOptimizer(_TorchZeroRedundancyOptimizer):
@@ -40,7 +40,7 @@ class ZeroRedundancyOptimizer(_TorchZeroRedundancyOptimizer):
         if isinstance(optimizer_type, str):
             optimizer_class = OPTIMIZERS.get(optimizer_type)
             if optimizer_class is None:
-                hint = did_you_mean(optimizer_type, OPTIMIZERS.module_dict)
+                hint = did_you_mean(optimizer_type, OPTIMIZERS.module_dict, form=SENTENCE)
                 raise ValueError(
                     f"optim_wrapper.optimizer.optimizer_type={optimizer_type!r} is not an "
                     f"optimizer registered in OPTIMIZERS (e.g. 'SGD', 'AdamW').{hint}"

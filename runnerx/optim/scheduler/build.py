@@ -14,7 +14,7 @@ from runnerx.optim.scheduler.param_scheduler import (
 )
 from runnerx.registry import PARAM_SCHEDULERS, DefaultScope, NotRegisteredError, RegistryKeyError
 from runnerx.registry.build import did_you_mean_argument
-from runnerx.suggest import close_matches, given
+from runnerx.suggest import did_you_mean, given
 
 
 def build_param_schedulers(
@@ -77,8 +77,7 @@ def build_param_schedulers(
 def _check_optimizer_names(cfg: Mapping, wrappers: dict) -> None:
     for key in cfg:
         if key not in wrappers:
-            close = close_matches(str(key), list(wrappers), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, wrappers)
             raise RegistryKeyError(
                 f"param_scheduler[{key!r}]: there is no optimizer {key!r} (the optimizers: "
                 f"{', '.join(map(repr, wrappers))}){hint}"

@@ -16,7 +16,7 @@ from runnerx.optim.scheduler.param_scheduler import (
     unwrap_optimizer,
 )
 from runnerx.registry import PARAM_SCHEDULERS
-from runnerx.suggest import close_matches
+from runnerx.suggest import did_you_mean
 from runnerx.utils.errors import ValueAssertionError
 
 
@@ -122,8 +122,7 @@ class ReduceOnPlateauParamScheduler(_ParamScheduler):
     def _monitored(self, metrics: Mapping) -> float:
         value = metrics.get(self.monitor)
         if value is None:
-            close = close_matches(self.monitor, metrics, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(self.monitor, metrics)
             raise KeyError(
                 f"param_scheduler ({type(self).__name__}): monitor={self.monitor!r} is not among "
                 f"the validation metrics (available: {', '.join(map(repr, metrics)) or 'none'})"
