@@ -174,6 +174,7 @@ def check_hook_points(hook: Hook) -> list[str]:
     (A custom loop's own points, called with ``runner.call_hook``, are the exception.)"""
     kind = type(hook)
     _check_point_signatures(kind)
+    _check_instance_points(hook)
     names = {
         name
         for klass in kind.__mro__
@@ -211,24 +212,44 @@ def _check_point_signatures(kind: type) -> None:
     ``**kwargs`` is fine."""
     for point in HOOK_POINTS:
         method = inspect.getattr_static(kind, point, None)
-        if not inspect.isfunction(method) or method is getattr(Hook, point):
-            continue  # the base's, or not a plain method (a staticmethod, a callable object)
-        try:
-            signature = _plain_signature(method)
-        except ValueError:  # none to check
-            continue
-        expected = _plain_signature(getattr(Hook, point))
-        keywords = list(expected.parameters)[2:]  # after self and runner
-        try:
-            signature.bind(kind, "runner", **dict.fromkeys(keywords))
-        except TypeError:
-            code = inspect.unwrap(method).__code__
-            passed = ", ".join(["runner", *(f"{name}=..." for name in keywords)])
-            raise TypeError(
-                f"{kind.__name__}.{point}{signature} ({code.co_filename}:{code.co_firstlineno}) "
-                f"cannot take the arguments the Runner (as MMEngine's) calls it with, {point}("
-                f"{passed}): define it as {point}{expected}, or give it **kwargs"
-            ) from None
+        if inspect.isfunction(method) and method is not getattr(Hook, point):
+            _refuse_unfit(f"{kind.__name__}.{point}", point, method, bound=False)
+        # else the base's, or not a plain method (a staticmethod, a callable object)
+
+
+def _check_instance_points(hook: Hook) -> None:
+    """As :func:`_check_point_signatures`, for the functions and bound methods a hook
+    instance holds under a point's name (``self.before_train = self._start``); other
+    callables (a ``Mock``, a ``partial``) are left to their first call."""
+    for point, value in getattr(hook, "__dict__", {}).items():
+        if point in HOOK_POINTS and (inspect.isfunction(value) or inspect.ismethod(value)):
+            where = f"{type(hook).__name__}.{point} (set on the instance)"
+            _refuse_unfit(where, point, value, bound=True)
+
+
+def _refuse_unfit(where: str, point: str, function: Any, bound: bool) -> None:
+    """Refuse (TypeError) ``function``, the hook point ``point`` (named ``where``), when it
+    cannot take the runner and the point's other arguments by keyword; ``bound``: it takes
+    no ``self`` (a bound method, or a function set on the instance)."""
+    try:
+        signature = _plain_signature(function)
+    except ValueError:  # none to check
+        return
+    expected = _plain_signature(getattr(Hook, point))
+    keywords = list(expected.parameters)[2:]  # after self and runner
+    leading = ("runner",) if bound else ("self", "runner")
+    try:
+        signature.bind(*leading, **dict.fromkeys(keywords))
+    except TypeError:
+        if bound:
+            expected = expected.replace(parameters=list(expected.parameters.values())[1:])
+        code = inspect.unwrap(function).__code__
+        passed = ", ".join(["runner", *(f"{name}=..." for name in keywords)])
+        raise TypeError(
+            f"{where}{signature} ({code.co_filename}:{code.co_firstlineno}) cannot take the "
+            f"arguments the Runner (as MMEngine's) calls it with, {point}({passed}): define "
+            f"it as {point}{expected}, or give it **kwargs"
+        ) from None
 
 
 def _plain_signature(function: Any) -> inspect.Signature:

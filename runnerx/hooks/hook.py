@@ -232,12 +232,18 @@ class Hook:
         return runner.iter + 1 == runner.max_iters
 
     def overridden_points(self) -> list[str]:
-        """The hook points this hook's class implements (the Runner calls only these),
-        counting those a mode-generic method (``_after_iter``, ...) stands for."""
-        kind = type(self)
-        points = {p for p in HOOK_POINTS if getattr(kind, p) is not getattr(Hook, p)}
+        """The hook points this hook implements (the Runner calls only these): those its class
+        overrides or the instance holds a callable for (``self.before_train = ...``, a test's
+        ``hook.after_train_iter = Mock()``; MMEngine calls them too), counting those a
+        mode-generic method (``_after_iter``, ...) stands for."""
+        kind, own = type(self), getattr(self, "__dict__", {})
+
+        def implemented(name: str) -> bool:
+            return getattr(kind, name) is not getattr(Hook, name) or callable(own.get(name))
+
+        points = {point for point in HOOK_POINTS if implemented(point)}
         for generic, stood_for in _GENERIC_POINTS.items():
-            if getattr(kind, generic) is not getattr(Hook, generic):
+            if implemented(generic):
                 points.update(stood_for)
         return [point for point in HOOK_POINTS if point in points]
 

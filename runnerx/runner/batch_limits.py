@@ -45,7 +45,11 @@ def limited(dataloader: Any, value: Any, key: str) -> Any:
 class FirstBatches:
     """A dataloader's first ``batches`` batches: iterating gives them, ``len`` counts them,
     and every other attribute (``dataset``, ``batch_size``, ``sampler``, ...) is the
-    dataloader's own. The loops put it in place of their dataloader to limit each pass."""
+    dataloader's own, to read, set and delete: a hook that restarts persistent workers
+    (mmdet's ``PipelineSwitchHook`` sets ``_iterator = None``) restarts the dataloader's. The
+    loops put it in place of their dataloader to limit each pass."""
+
+    _OWN = frozenset({"loader", "batches"})
 
     def __init__(self, loader: Any, batches: int) -> None:
         self.loader = loader
@@ -62,6 +66,18 @@ class FirstBatches:
         if loader is None:  # while being copied or unpickled
             raise AttributeError(name)
         return getattr(loader, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.loader, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._OWN:
+            object.__delattr__(self, name)
+        else:
+            delattr(self.loader, name)
 
 
 def unlimited(dataloader: Any) -> Any:

@@ -6,9 +6,13 @@ import math
 import re
 
 import pytest
+import torch
+from torch.utils.data import Dataset
 
 from runnerx import Config
+from runnerx.hooks import Hook
 from runnerx.runner import Runner
+from tests.hooks.test_hooks_with_runner import make_runner
 from tests.runner.test_runner_fast_dev_run import counter, log_text, saved_checkpoints, smoke_cfg
 from tests.runner.test_runner_resume import (
     assert_same,
@@ -111,3 +115,64 @@ def test_a_share_of_a_dataloader_without_length_is_an_error():
     with pytest.raises(ValueError, match=r"val_cfg.limit_batches=0.5 is a share of an epoch"):
         batch_limit(0.5, iter([1, 2]), "val_cfg.limit_batches")
     assert batch_limit(3, iter([1, 2]), "val_cfg.limit_batches") == 3
+
+
+class ScaledPoints(Dataset):
+    """Eight points, multiplied by ``pipeline`` (what a hook switches)."""
+
+    def __init__(self):
+        self.pipeline = 1.0
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        point = torch.full((2,), float(index + 1)) * self.pipeline
+        return dict(inputs=point, labels=point.sum())
+
+
+class PipelineSwitchHook(Hook):
+    """mmdet's PipelineSwitchHook, its body as mmdet writes it, recording the inputs."""
+
+    def __init__(self, switch_epoch):
+        self.switch_epoch = switch_epoch
+        self._restart_dataloader = False
+        self._has_switched = False
+        self.largest = {}  # epoch -> the largest input it read
+
+    def before_train_epoch(self, runner):
+        train_loader = runner.train_dataloader
+        if runner.epoch >= self.switch_epoch and not self._has_switched:
+            train_loader.dataset.pipeline = 10.0
+            if train_loader.persistent_workers is True:
+                train_loader._DataLoader__initialized = False
+                train_loader._iterator = None
+                self._restart_dataloader = True
+            self._has_switched = True
+        elif self._restart_dataloader:
+            train_loader._DataLoader__initialized = True
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        largest = float(torch.stack(data_batch["inputs"]).max())
+        self.largest[runner.epoch] = max(self.largest.get(runner.epoch, 0.0), largest)
+
+
+def test_a_hook_restarting_persistent_workers_restarts_the_limited_dataloader(tmp_path):
+    # the hook's writes reach the DataLoader under the limited view, so its persistent worker
+    # is restarted with the switched dataset, as without limit_batches
+    hook = PipelineSwitchHook(switch_epoch=1)
+    runner = make_runner(
+        tmp_path,
+        train_dataloader=dict(
+            dataset=ScaledPoints(),
+            sampler=dict(type="DefaultSampler", shuffle=False),
+            batch_size=2,
+            num_workers=1,
+            persistent_workers=True,
+        ),
+        train_cfg=dict(by_epoch=True, max_epochs=3, limit_batches=2),
+        custom_hooks=[hook],
+    )
+    runner.train()
+    assert hook.largest == {0: 4.0, 1: 40.0, 2: 40.0}
+    assert not {"_iterator", "_DataLoader__initialized"} & set(vars(runner.train_dataloader))
