@@ -23,7 +23,7 @@ from itertools import zip_longest
 
 from runnerx.utils.errors import ValueAssertionError, ValueNotImplementedError
 
-from .collectives import all_gather_object
+from .collectives import all_gather_object, broadcast_object
 from .utils import barrier, get_dist_info
 
 _MISSING = object()
@@ -68,9 +68,11 @@ def collect_results_cpu(result_part: list, size: int, tmpdir: str | None = None)
 
     With ``tmpdir`` (a directory every rank reaches: on several machines, a shared
     filesystem; made if missing) each rank pickles its part there and rank 0 reads them all,
-    then deletes them. Without it the parts go through the process group as in
-    :func:`collect_results_gpu`; MMEngine writes them to a new directory under
-    ``./.dist_test`` instead, and runnerx does not write to the working directory.
+    then deletes them; the directory and anything else in it stay (MMEngine deletes the
+    directory). A part that rank 0 cannot find is a FileNotFoundError on every rank. Without
+    ``tmpdir`` the parts go through the process group as in :func:`collect_results_gpu`;
+    MMEngine writes them to a new directory under ``./.dist_test`` instead, and runnerx does
+    not write to the working directory.
     """
     rank, world_size = get_dist_info()
     if world_size == 1:
@@ -91,11 +93,14 @@ def collect_results_cpu(result_part: list, size: int, tmpdir: str | None = None)
             with open(path, "rb") as file:  # written by this job's ranks a moment ago
                 parts.append(pickle.load(file))
             os.remove(path)
-    # no rank may write its next part before rank 0 has read this one
-    barrier()
+    # Rank 0's list reaches every rank, so that all of them raise below; the broadcast also
+    # keeps every rank from writing its next part before rank 0 has read this one.
+    missing = broadcast_object(missing)
     if missing:
         raise FileNotFoundError(
-            f"the results of ranks {missing} are not in tmpdir={tmpdir!r}: it must be a "
-            f"directory every rank can reach (a shared filesystem across machines)"
+            f"rank 0 did not find the results of ranks {missing} in tmpdir={tmpdir!r} (a "
+            f"metric's collect_dir; rank {rank}'s path): it must be one directory that every "
+            "rank can reach (a shared filesystem across machines), or leave it unset to "
+            "gather through the process group"
         )
     return _in_dataset_order(parts, size) if rank == 0 else None

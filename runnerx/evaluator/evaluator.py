@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
+import torch
+
 from runnerx.config.config_dict import with_config_key
+from runnerx.dist import all_gather_object, get_world_size
 from runnerx.evaluator.metric import BaseMetric
 from runnerx.registry import EVALUATOR, METRICS
 from runnerx.structures import BaseDataElement
@@ -83,20 +88,31 @@ class Evaluator:
             metric.process(data_batch, data_samples)
 
     def evaluate(self, size: int) -> dict:
-        """Every metric's results on the ``size`` samples of the dataset, in one dict."""
+        """Every metric's results on the ``size`` samples of the dataset, in one dict.
+
+        Every metric's ``results`` are cleared afterwards, also when one of them raises, so
+        that a caller who catches the error and evaluates again counts no sample twice.
+        """
         merged: dict = {}
         producer: dict[str, str] = {}
-        for index, metric in enumerate(self.metrics):
-            name = f"metrics[{index}] ({type(metric).__name__})"
-            for key, value in metric.evaluate(size).items():
-                if key in merged:
-                    raise ValueError(
-                        f"Evaluator: {producer[key]} and {name} both produce {key!r}; give one "
-                        "of them another prefix, e.g. dict(type=..., prefix='other')"
-                    )
-                merged[key] = value
-                producer[key] = name
+        try:
+            for index, metric in enumerate(self.metrics):
+                name = f"metrics[{index}] ({type(metric).__name__})"
+                for key, value in metric.evaluate(size).items():
+                    if key in merged:
+                        raise ValueError(
+                            f"Evaluator: {producer[key]} and {name} both produce {key!r}; give "
+                            "one of them another prefix, e.g. dict(type=..., prefix='other')"
+                        )
+                    merged[key] = value
+                    producer[key] = name
+        finally:
+            self._clear_results()
         return merged
+
+    def _clear_results(self) -> None:
+        for metric in self.metrics:
+            metric.results.clear()
 
     def offline_evaluate(
         self, data_samples: Iterable, data: Iterable | None = None, chunk_size: int = 1
@@ -106,6 +122,12 @@ class Evaluator:
 
         Both are read by iterating, as in MMEngine: a list, a map-style dataset (indexed by
         int only) or a generator.
+
+        Call it in one process, or, under a process group, on every rank with that rank's own
+        part: ``data_samples[rank::world_size]`` (and ``data[rank::world_size]``); the
+        dataset's size is then the sum of the parts (MMEngine's is each rank's own count).
+        Every rank passing the whole list would count samples twice and lose others: that
+        is a ValueError, found by comparing a hash of each rank's predictions.
         """
         if not isinstance(chunk_size, int) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive int, but got {chunk_size!r}")
@@ -119,8 +141,11 @@ class Evaluator:
 
             data_iter = _bounded_iter(data)
         size = 0
+        fingerprint = _Fingerprint() if get_world_size() > 1 else None
         for chunk in _chunks(data_samples, chunk_size):
             size += len(chunk)
+            if fingerprint is not None:
+                fingerprint.update(chunk)
             data_batch = None
             if data_iter is not None:
                 data_chunk = list(islice(data_iter, len(chunk)))
@@ -131,7 +156,25 @@ class Evaluator:
         data_length = None if data_iter is None else _length_beyond(data, data_iter, size)
         if data_length is not None:
             raise _length_mismatch(size, data_length)
+        if fingerprint is not None:
+            size = self._size_of_the_parts(size, fingerprint.digest())
         return self.evaluate(size)
+
+    def _size_of_the_parts(self, size: int, digest: str | None) -> int:
+        """The sum of every rank's ``size``, after checking that the ranks' predictions
+        (``digest``) are not all the same (the same answer on every rank)."""
+        parts = all_gather_object((size, digest))
+        if size and digest is not None and all(part == (size, digest) for part in parts):
+            self._clear_results()
+            raise ValueError(
+                f"Evaluator.offline_evaluate: all {len(parts)} ranks passed the same {size} "
+                "predictions, so every sample would be counted on each rank and the metrics "
+                "would be wrong. Under several processes, give each rank its own part: "
+                "offline_evaluate(data_samples[rank::world_size], "
+                "data=data[rank::world_size]), or call offline_evaluate in a single process "
+                "(without a process group)"
+            )
+        return sum(part_size for part_size, _ in parts)
 
 
 def build_evaluator(cfg: Any, key: str = "val_evaluator") -> Evaluator:
@@ -188,6 +231,37 @@ def _length_beyond(data: Iterable, data_iter: Iterator, used: int) -> int | str 
     if hasattr(data, "__len__"):
         return len(data) if len(data) > used else None
     return None if next(data_iter, _END) is _END else f"more than {used}"
+
+
+class _Fingerprint(pickle.Pickler):
+    """A hash of the chunks of predictions pickled into it, with tensors pickled as their
+    dtype, shape and values: pickle writes a tensor's storage under a key that differs from
+    process to process. Its digest is None once a chunk could not be pickled."""
+
+    def __init__(self) -> None:
+        self._hash: Any = hashlib.sha1(usedforsecurity=False)
+        super().__init__(self, protocol=pickle.HIGHEST_PROTOCOL)  # self.write is the file
+
+    def write(self, data: bytes) -> None:
+        self._hash.update(data)
+
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, torch.Tensor):
+            values = obj.detach().cpu().flatten().view(torch.uint8).numpy().tobytes()
+            return (str(obj.dtype), tuple(obj.shape), values)
+        return None
+
+    def update(self, chunk: list) -> None:
+        if self._hash is None:
+            return
+        try:
+            self.dump(chunk)
+        except Exception:  # pickling raises many types (TypeError, PicklingError, ...)
+            self._hash = None
+        self.clear_memo()  # else the memo keeps every chunk alive
+
+    def digest(self) -> str | None:
+        return None if self._hash is None else self._hash.hexdigest()
 
 
 def _length_mismatch(samples: int | str, data: int | str) -> ValueAssertionError:

@@ -119,14 +119,7 @@ class BaseMetric(metaclass=ABCMeta):
         the results with their tensors moved to the CPU; ``self.results`` still holds this
         rank's share while it runs, and is cleared afterwards (also when it raises) for the
         next evaluation."""
-        if not self.results:  # a line of the run's log, as MMEngine logs it
-            print_log(
-                f"{type(self).__name__} got no results: its process() did not add anything "
-                "to self.results (or the dataloader was empty)",
-                logger="current",
-                level=logging.WARNING,
-            )
-        elif len(self.results) > size and get_world_size() == 1:  # cut to size below
+        if len(self.results) > size and get_world_size() == 1:  # cut to size below
             print_log(
                 f"{type(self).__name__} got {len(self.results)} results for a dataset of {size}: "
                 f"only the first {size} are scored. A dataset whose items are whole batches "
@@ -148,6 +141,14 @@ class BaseMetric(metaclass=ABCMeta):
 
     def _compute(self, results: list | None) -> dict:
         """The metrics of the gathered ``results`` (rank 0), checked and prefixed."""
+        # decided on the gathered results: a rank whose share is empty is no problem
+        if not results:  # a line of the run's log, as MMEngine logs it
+            print_log(
+                f"{type(self).__name__} got no results: its process() did not add anything "
+                "to self.results on any rank (or the dataloader was empty)",
+                logger="current",
+                level=logging.WARNING,
+            )
         computed = self.compute_metrics(apply_to(results, _on_device, _to_cpu))
         if not isinstance(computed, dict):
             raise TypeError(

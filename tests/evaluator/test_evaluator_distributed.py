@@ -9,7 +9,8 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from runnerx.evaluator import Accuracy, BaseMetric, Evaluator, Perplexity
+from runnerx.evaluator import Accuracy, BaseMetric, DumpResults, Evaluator, Perplexity
+from runnerx.fileio import load
 from runnerx.logging import make_logger_current
 
 WORLD_SIZE = 2
@@ -120,7 +121,53 @@ def run_rank(rank, out_dir):
     make_logger_current(logger)
     NoPrefix()
     outcome["logged"] = records.messages
+    outcome.update(offline_outcomes(rank))
+    outcome.update(empty_share_outcomes(rank, out_dir))
+    # last: a collect_dir per rank (not shared); before the fix rank 1 went on waiting
+    not_shared = SampleOrder(collect_dir=os.path.join(out_dir, f"own_{rank}"))
+    not_shared.process(None, samples[rank::WORLD_SIZE])
+    outcome["not_shared"] = error_of(lambda: not_shared.evaluate(SIZE))
     return outcome
+
+
+def error_of(call):
+    try:
+        call()
+    except Exception as err:
+        return f"{type(err).__name__}: {err}"
+    return None
+
+
+def offline_outcomes(rank):
+    """offline_evaluate with each rank's own part, and with the whole list on every rank."""
+    samples = dataset()
+    evaluator = Evaluator(SampleOrder())
+    own_part = evaluator.offline_evaluate(samples[rank::WORLD_SIZE], chunk_size=2)
+    whole = error_of(lambda: evaluator.offline_evaluate(samples, data=list(range(SIZE))))
+    return dict(offline_own_part=own_part, offline_whole=whole, left=evaluator.metrics[0].results)
+
+
+def empty_share_outcomes(rank, out_dir):
+    """Fewer samples than ranks (rank 1's share is empty), then no samples at all."""
+    logger, records = logging.Logger(f"empty{rank}"), KeepRecords()
+    records.setLevel(logging.WARNING)  # not DumpResults' "saved the predictions" line
+    logger.addHandler(records)
+    make_logger_current(logger)
+    dump_path = os.path.join(out_dir, "one.pkl")
+    evaluator = Evaluator([SampleOrder(), DumpResults(out_file_path=dump_path)])
+    if rank == 0:
+        evaluator.process([dict(index=0)])
+    one_sample = evaluator.evaluate(1)
+    one_sample_logged = list(records.messages)
+    records.messages.clear()
+    no_sample = Evaluator(SampleOrder()).evaluate(0)
+    return dict(
+        one_sample=one_sample,
+        one_sample_logged=one_sample_logged,
+        dumped=load(dump_path),
+        no_sample=no_sample,
+        no_sample_logged=records.messages,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +215,40 @@ def test_a_failure_on_rank_zero_reaches_the_other_rank(rank_outcomes):
         "RuntimeError: FailsOnCompute.compute_metrics failed on rank 0: "
         "ZeroDivisionError: no metric today"
     )
+
+
+def test_offline_evaluate_sums_the_ranks_parts(rank_outcomes):
+    for outcome in rank_outcomes:
+        assert outcome["offline_own_part"] == {"order/indices": list(range(SIZE))}
+
+
+def test_offline_evaluate_with_the_whole_list_on_every_rank_is_an_error(rank_outcomes):
+    for outcome in rank_outcomes:
+        assert outcome["offline_whole"].startswith(
+            f"ValueError: Evaluator.offline_evaluate: all 2 ranks passed the same {SIZE} "
+            "predictions"
+        )
+        assert "data_samples[rank::world_size]" in outcome["offline_whole"]
+        assert outcome["left"] == []  # nothing is left to count at the next evaluation
+
+
+def test_an_empty_share_is_no_warning_but_an_empty_evaluation_is_on_rank_zero(rank_outcomes):
+    for outcome in rank_outcomes:
+        assert outcome["one_sample"] == {"order/indices": [0]}
+        assert outcome["one_sample_logged"] == []  # neither SampleOrder nor DumpResults
+        assert outcome["no_sample"] == {"order/indices": []}
+    assert rank_outcomes[0]["dumped"] == [dict(index=0)]
+    assert rank_outcomes[0]["no_sample_logged"] == [
+        "WARNING - SampleOrder got no results: its process() did not add anything to "
+        "self.results on any rank (or the dataloader was empty)"
+    ]
+    assert rank_outcomes[1]["no_sample_logged"] == []
+
+
+def test_a_collect_dir_not_every_rank_reaches_is_an_error_on_every_rank(rank_outcomes, tmp_path):
+    for rank, outcome in enumerate(rank_outcomes):
+        assert outcome["not_shared"].startswith(
+            "FileNotFoundError: rank 0 did not find the results of ranks [1] in tmpdir="
+        )
+        assert f"own_{rank}" in outcome["not_shared"]
+        assert "every rank can reach" in outcome["not_shared"]

@@ -132,6 +132,26 @@ def test_duplicate_keys_are_an_error_naming_both_metrics():
         evaluator.evaluate(2)
 
 
+class FailsOnCompute(MeanError):
+    def compute_metrics(self, results):
+        raise ZeroDivisionError("no metric today")
+
+
+@pytest.mark.parametrize("failing", ["first", "clash"])
+def test_a_failed_evaluate_clears_every_metrics_results(failing):
+    """A caller who catches the error and evaluates again counts no sample twice."""
+    first = FailsOnCompute() if failing == "first" else MeanError(prefix="same")
+    later = MeanError(prefix="same" if failing == "clash" else None)
+    evaluator = Evaluator([first, later, MeanError(prefix="third")])
+    evaluator.process(samples((1.0, 0), (2.0, 0)))
+    with pytest.raises((ZeroDivisionError, ValueError)):
+        evaluator.evaluate(2)
+    assert [metric.results for metric in evaluator.metrics] == [[], [], []]
+    evaluator.metrics[0] = MeanError(prefix="fresh")
+    evaluator.process(samples((4.0, 0)))
+    assert evaluator.evaluate(1) == {"fresh/mae": 4.0, f"{later.prefix}/mae": 4.0, "third/mae": 4.0}
+
+
 def test_prefix_argument_replaces_default_prefix():
     evaluator = Evaluator([Accuracy(), Accuracy(prefix="val_acc")])
     evaluator.process(dict(pred_score=torch.eye(3), gt_label=torch.tensor([0, 1, 0])))
