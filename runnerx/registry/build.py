@@ -35,8 +35,10 @@ def build_from_cfg(
 
         build_from_cfg(dict(type='SGD', lr=0.1), OPTIMIZERS, default_args=dict(params=params))
 
-    An error while constructing is raised again, chained, with the config key path and the
-    type in front of the original message (same exception type where possible).
+    An error while constructing gets the config key path and the type: in front of its
+    message, raised again as the same type and chained, when the error holds nothing but one
+    message; else as a note on the original exception (Python 3.11+; a chained RuntimeError on
+    3.10), so ``except MyError`` and attributes like ``errno`` still work.
 
     An instance of a :class:`~runnerx.utils.ManagerMixin` class (a Visualizer, your own
     managed class) is made current, as in MMEngine, so ``Cls.get_current_instance()`` returns
@@ -70,7 +72,10 @@ def build_from_cfg(
         except Exception as err:
             if is_wrapped(err):
                 raise
-            raise _with_context(err, type_value, obj_type, cfg) from err
+            wrapped = _with_context(err, type_value, obj_type, cfg)
+            if wrapped is err:  # the original, with a note: keep its traceback
+                raise
+            raise wrapped from err
         if isinstance(built, ManagerMixin) and hasattr(built, "_instance_name"):
             built._register_instance()
     if _logger.isEnabledFor(logging.DEBUG):
@@ -124,7 +129,10 @@ def _resolve_type(type_value: Any, registries: list[Registry], cfg: Mapping) -> 
 
 
 def _with_context(err: Exception, type_value: Any, obj_type: Any, cfg: Mapping) -> Exception:
-    """``err`` again, same type where it can be made from one string, else RuntimeError."""
+    """``err`` with the build context. An error that holds just one message is raised again as
+    the same type with the context in front of its message. Any other is ``err`` itself with
+    the context as a note (Python 3.11+), so its type, args and attributes stay; on 3.10 it is
+    rebuilt where its type takes one string, else it becomes a RuntimeError."""
     shown = repr(type_value) if isinstance(type_value, str) else _name_of(type_value)
     module = getattr(obj_type, "__module__", None)
     origin = f"type={shown}" + (f" from {module}" if module else "")
@@ -132,7 +140,12 @@ def _with_context(err: Exception, type_value: Any, obj_type: Any, cfg: Mapping) 
     head = (
         f"while building {origin}" if path is None else f"while building {_where(cfg)} ({origin})"
     )
-    detail = (str(err) or type(err).__name__) + did_you_mean_argument(err, obj_type)
+    hint = did_you_mean_argument(err, obj_type)
+    if hasattr(err, "add_note") and not _only_a_message(err):
+        err.add_note(head + hint)
+        mark_wrapped(err)
+        return err
+    detail = (str(err) or type(err).__name__) + hint
     message = f"{head}: {detail}"
     wrapped: Exception | None
     try:
@@ -146,6 +159,12 @@ def _with_context(err: Exception, type_value: Any, obj_type: Any, cfg: Mapping) 
         wrapped = RuntimeError(f"{head}: {type(err).__name__}: {detail}")
     mark_wrapped(wrapped)
     return wrapped
+
+
+def _only_a_message(err: Exception) -> bool:
+    """Whether ``err`` holds nothing a rebuild from one string would lose: at most one str
+    argument and no attributes of its own (``errno`` is an argument; notes are attributes)."""
+    return len(err.args) <= 1 and all(isinstance(arg, str) for arg in err.args) and not vars(err)
 
 
 def did_you_mean_argument(err: Exception, obj_type: Any) -> str:

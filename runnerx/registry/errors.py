@@ -167,6 +167,14 @@ def not_registered_message(key: str, registries: list[Registry], path: str | Non
             return message
     message += _default_scope_note(registries)
 
+    elsewhere = _scopes_registering(looked_up, searched)
+    if elsewhere:
+        return message + (
+            f" {looked_up!r} is registered in scope {_quoted_alternatives(elsewhere)} of this "
+            f"tree, which a plain name does not reach: write type="
+            f"{_quoted_alternatives([f'{scope}.{looked_up}' for scope in elsewhere])}, or set "
+            f"default_scope={_quoted_alternatives(elsewhere)} in the config."
+        )
     if suggestions:
         return message + f" Did you mean {_quoted_alternatives(suggestions)}?"
     return message + " " + _CUSTOM_IMPORTS_HINT
@@ -191,12 +199,27 @@ def _default_scope_note(registries: list[Registry]) -> str:
     return f" The default scope is {scope!r}, but no registry of this tree has that scope: {note}."
 
 
-def _scopes_under(root: Registry) -> list[str]:
-    scopes: list[str] = []
+def _scopes_registering(name: str, searched: list[Registry]) -> list[str]:
+    """Scopes of the registries in the searched trees, other than the searched ones, that
+    already have ``name`` (nothing is imported to find out)."""
+    roots = {id(reg.root): reg.root for reg in searched}.values()
+    found: list[str] = []
+    for registry in (reg for root in roots for reg in _registries_under(root)):
+        if registry not in searched and name in registry._module_dict:
+            found.append(registry.scope)
+    return list(dict.fromkeys(found))
+
+
+def _registries_under(root: Registry) -> list[Registry]:
+    """``root`` and its descendants, depth first."""
+    registries: list[Registry] = []
     stack = [root]
     while stack:
         registry = stack.pop()
-        if registry.scope not in scopes:
-            scopes.append(registry.scope)
+        registries.append(registry)
         stack.extend(reversed(list(registry.children.values())))
-    return scopes
+    return registries
+
+
+def _scopes_under(root: Registry) -> list[str]:
+    return list(dict.fromkeys(registry.scope for registry in _registries_under(root)))

@@ -57,12 +57,8 @@ class Registry:
             scope = self._infer_scope()
         elif not isinstance(scope, str) or not scope or "." in scope:
             raise ValueError(f"scope must be a non-empty str without dots, but got {scope!r}")
-        if parent is not None and scope in parent._children:
-            taken = parent._children[scope]
-            raise ValueError(
-                f"{describe(parent)} already has a child with scope {scope!r} "
-                f"(the '{taken.name}' registry); create this one with another scope="
-            )
+        if parent is not None:
+            _check_scope_free(parent, scope, "create this one with another scope=")
         self._name = name
         self._scope = scope
         self._parent = parent
@@ -88,8 +84,22 @@ class Registry:
         frame = sys._getframe(1)
         while frame is not None and frame.f_locals.get("self") is self:
             frame = frame.f_back
-        module = frame.f_globals.get("__name__") if frame is not None else None
-        return (module or "__main__").split(".", 1)[0]
+        return _package_of(frame)
+
+    @staticmethod
+    def infer_scope() -> str:
+        """MMEngine's: the top-level package of the module that called the function calling
+        this one, so a Registry subclass's own ``__init__`` gets the package creating it::
+
+            self._scope = self.infer_scope() if scope is None else scope
+
+        ``'__main__'`` for a script (MMEngine gives ``'mmengine'`` where it cannot tell).
+        """
+        try:
+            frame = sys._getframe(2)
+        except ValueError:  # called from the outermost frame
+            frame = None
+        return _package_of(frame)
 
     @property
     def name(self) -> str:
@@ -105,6 +115,34 @@ class Registry:
     def parent(self) -> Registry | None:
         """The registry this one falls back to for plain names, or None for a root."""
         return self._parent
+
+    @parent.setter
+    def parent(self, parent: Registry | None) -> None:
+        # MMEngine keeps parent as a plain attribute, and downstream code re-parents this way
+        # (``MMDET3D_MODELS.parent = MMDET_MODELS``); the children maps follow here.
+        if parent is not None and not isinstance(parent, Registry):
+            raise TypeError(
+                f"{describe(self)}: parent must be a Registry or None, but got "
+                f"{type(parent).__name__}"
+            )
+        if parent is self._parent:
+            return
+        if parent is not None:
+            ancestor: Registry | None = parent
+            while ancestor is not None and ancestor is not self:
+                ancestor = ancestor._parent
+            if ancestor is self:
+                raise ValueError(
+                    f"cannot make {describe(parent)} the parent of {describe(self)}: it is that "
+                    "registry or one of its descendants, so the tree would have a cycle"
+                )
+            _check_scope_free(parent, self._scope, "re-parent that one elsewhere first")
+        old = self._parent
+        if old is not None and old._children.get(self._scope) is self:
+            del old._children[self._scope]
+        if parent is not None:
+            parent._children[self._scope] = self
+        self._parent = parent
 
     @property
     def children(self) -> dict[str, Registry]:
@@ -122,7 +160,7 @@ class Registry:
     @property
     def module_dict(self) -> dict[str, Any]:
         """This registry's own entries (not its ancestors'), name -> class or function."""
-        self._import_locations()
+        self.import_from_location()
         return self._module_dict
 
     def register_module(
@@ -231,6 +269,11 @@ class Registry:
     def __len__(self) -> int:
         return len(self.module_dict)
 
+    def __bool__(self) -> bool:
+        # A registry is an object to use, not a container: without this, ``if registry:``
+        # would go through __len__ and import the locations (MMEngine's is False while empty).
+        return True
+
     def registry_for_scope(self, scope: str) -> Registry | None:
         """The registry with ``scope``: this one, a descendant, or any in the tree; or None.
 
@@ -261,8 +304,7 @@ class Registry:
             yield self if found is None else found
 
     def _in_tree(self, scope: str) -> Registry | None:
-        found = self._find_scope(scope)  # not `or`: an empty registry is falsy (__len__)
-        return found if found is not None else self.root._find_scope(scope)
+        return self._find_scope(scope) or self.root._find_scope(scope)
 
     @staticmethod
     def split_scope_key(key: str) -> tuple[str | None, str]:
@@ -297,13 +339,16 @@ class Registry:
     def _lookup(self, key: str) -> Any:
         chain, name, _ = self._resolve_chain(key)
         for registry in chain:
-            registry._import_locations()
+            registry.import_from_location()
             obj = registry._module_dict.get(name)
             if obj is not None:
                 return obj
         return None
 
-    def _import_locations(self) -> None:
+    def import_from_location(self) -> None:
+        """Import this registry's ``locations`` now, once (MMEngine's name). Lookups do it on
+        their own, so this is needed only to fill :attr:`module_dict` ahead of time; a location
+        that fails raises an ImportError naming it, and the next call tries again."""
         # _importing makes a lookup made while a location is being imported (for example by
         # the location itself) see the entries registered so far instead of recursing.
         if self._imported or self._importing:
@@ -339,3 +384,19 @@ class Registry:
     def __repr__(self) -> str:
         pending = [] if self._imported else self._locations
         return registry_table(self._name, self._scope, self._module_dict, pending)
+
+
+def _package_of(frame: Any) -> str:
+    """The top-level package of the module a frame runs in; ``'__main__'`` when unknown."""
+    module = frame.f_globals.get("__name__") if frame is not None else None
+    return (module or "__main__").split(".", 1)[0]
+
+
+def _check_scope_free(parent: Registry, scope: str, fix: str) -> None:
+    """Refuse a second child with ``scope`` under ``parent``; ``fix`` says what to do instead."""
+    taken = parent.children.get(scope)
+    if taken is not None:
+        raise ValueError(
+            f"{describe(parent)} already has a child with scope {scope!r} "
+            f"(the '{taken.name}' registry); {fix}"
+        )

@@ -116,6 +116,19 @@ def test_unknown_name_without_close_match_suggests_custom_imports(tree):
         root.build(dict(type="Completely"))
 
 
+def test_a_name_registered_only_in_another_scope_is_named_with_that_scope(tree):
+    root, _, b, deep = tree
+    _register(deep, "OnlyDeep")
+    for searched in (root, b):  # plain names do not reach a child scope or a sibling
+        with pytest.raises(NotRegisteredError) as info:
+            searched.build(dict(type="OnlyDeep"))
+        message = str(info.value)
+        assert "'OnlyDeep' is registered in scope 'deep'" in message
+        assert "type='deep.OnlyDeep'" in message and "default_scope='deep'" in message
+        assert "custom_imports" not in message
+    assert root.build(dict(type="deep.OnlyDeep")).__class__.__name__ == "OnlyDeep"
+
+
 def test_unknown_scope_error_lists_scopes(tree):
     root, *_ = tree
     with pytest.raises(NotRegisteredError) as info:
