@@ -28,8 +28,10 @@ _LOSS_SCALE_FORMS = (
 )
 
 
-def resolve_amp_dtype(dtype: Any, device_type: str = "cuda") -> torch.dtype:
-    """The autocast dtype ``optim_wrapper.dtype`` names; None picks the device's default."""
+def resolve_amp_dtype(
+    dtype: Any, device_type: str = "cuda", key: str = "optim_wrapper.dtype"
+) -> torch.dtype:
+    """The autocast dtype that the config's ``key`` names; None picks the device's default."""
     if dtype is None:
         return torch.bfloat16 if device_type == "cpu" else torch.float16
     if isinstance(dtype, str) and dtype in AMP_DTYPES:
@@ -39,7 +41,7 @@ def resolve_amp_dtype(dtype: Any, device_type: str = "cuda") -> torch.dtype:
     hint = did_you_mean(dtype, list(AMP_DTYPES), form=SENTENCE)
     raise mark_wrapped(  # these errors name their key: no "while building" in front of them
         ValueAssertionError(
-            f"optim_wrapper.dtype={dtype!r} is not supported for mixed precision; expected "
+            f"{key}={dtype!r} is not supported for mixed precision; expected "
             f"{_ALLOWED_DTYPES}.{hint}"
         )
     )

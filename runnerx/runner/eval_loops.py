@@ -18,6 +18,7 @@ from runnerx.config.config_dict import keyed_copy
 from runnerx.data.build import length_of
 from runnerx.evaluator.predictions import predictions_error
 from runnerx.logging import ProgressBar
+from runnerx.optim.amp_optim_wrapper import resolve_amp_dtype
 from runnerx.registry import LOOPS
 from runnerx.registry.errors import mark_wrapped
 
@@ -51,6 +52,7 @@ class _EvalLoop(BaseLoop):
         evaluator: Any,
         fp16: bool = False,
         limit_batches: int | float | None = None,
+        dtype: str | torch.dtype | None = None,
     ) -> None:
         check_model_step(runner.model, runner.unwrapped_model, self.mode)  # before training
         super().__init__(runner, dataloader)
@@ -66,6 +68,9 @@ class _EvalLoop(BaseLoop):
         if self.dataset_meta is not None:
             self.evaluator.dataset_meta = self.dataset_meta
         self.fp16 = fp16
+        if dtype is not None:
+            resolve_amp_dtype(dtype, key=f"{self.mode}_cfg.dtype")  # a wrong name fails here
+        self.dtype = dtype
         length_of(self.dataloader, f"{self.mode}_dataloader")  # the progress bar's, the metric's
         key = f"{self.mode}_cfg.limit_batches"
         try:
@@ -174,19 +179,24 @@ class _EvalLoop(BaseLoop):
 
     def _autocast(self) -> Any:
         device = next(self.runner.unwrapped_model.parameters(), torch.empty(0)).device
-        return torch.autocast(device.type, dtype=torch.float16, enabled=self.fp16)
+        dtype = resolve_amp_dtype(self.dtype, device.type)
+        enabled = bool(self.fp16) or self.dtype is not None
+        return torch.autocast(device.type, dtype=dtype, enabled=enabled)
 
 
 @LOOPS.register_module()
 class ValLoop(_EvalLoop):
-    """Validation: ``val_cfg=dict()`` (``fp16=True`` evaluates under float16 autocast;
-    ``limit_batches=N`` or a share such as ``0.1`` evaluates the first batches only)."""
+    """Validation: ``val_cfg=dict()``. ``fp16=True`` evaluates under autocast in the device's
+    default dtype, as MMEngine does (float16 on CUDA, bfloat16 on CPU); ``dtype='bfloat16'``
+    (or ``'float16'``) under autocast in that dtype; ``limit_batches=N`` or a share such as
+    ``0.1`` evaluates the first batches only."""
 
     mode = "val"
 
 
 @LOOPS.register_module()
 class TestLoop(_EvalLoop):
-    """Test: ``test_cfg=dict()`` (``fp16`` and ``limit_batches`` as in :class:`ValLoop`)."""
+    """Test: ``test_cfg=dict()`` (``fp16``, ``dtype`` and ``limit_batches`` as in
+    :class:`ValLoop`)."""
 
     mode = "test"

@@ -45,8 +45,7 @@ class SanityDigitsNet(DigitsConvNet):
         device = next(self.parameters()).device.type
         SEEN.update(
             grad=torch.is_grad_enabled(),
-            fp16_autocast=torch.is_autocast_enabled(device)
-            and torch.get_autocast_dtype(device) == torch.float16,
+            autocast=torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device),
             training=self.training,
         )
         if self.broken_val:
@@ -222,7 +221,8 @@ def test_the_check_runs_as_the_val_loop_and_leaves_generators_and_modes_as_found
     states = (torch.get_rng_state(), np.random.get_state()[1].copy(), random.getstate())
     run_sanity_check(runner)
     assert EVENTS.count("val_step") == 3
-    assert SEEN == {"grad": False, "fp16_autocast": True, "training": False}
+    # fp16=True: the device's autocast dtype, as MMEngine's loop (bfloat16 on CPU)
+    assert SEEN == {"grad": False, "autocast": torch.bfloat16, "training": False}
     assert model.training and model.classifier.training and not model.features.training
     assert torch.equal(torch.get_rng_state(), states[0])
     assert (np.random.get_state()[1] == states[1]).all()
