@@ -24,10 +24,10 @@ def warn_if_diverged(runner: Any, path: str, checkpoint: dict, resuming: bool) -
         from runnerx.dist import all_gather_object
 
         model = runner.model
-        local = not _all_finite(chain(model.parameters(), model.buffers()))
+        local = not all_finite(chain(model.parameters(), model.buffers()))
         diverged = any(all_gather_object(local))
     else:
-        diverged = not _all_finite(checkpoint.get("state_dict", checkpoint).values())
+        diverged = not all_finite(checkpoint.get("state_dict", checkpoint).values())
     if not diverged:
         return
     message = (
@@ -50,17 +50,15 @@ def warn_if_diverged(runner: Any, path: str, checkpoint: dict, resuming: bool) -
     runner.logger.warning(message)
 
 
-def _all_finite(tensors: Any) -> bool:
+def all_finite(tensors: Any) -> bool:
+    """Whether the floating-point ``tensors`` (a DTensor: its local shard) hold no NaN or inf;
+    one host-device transfer per device, not one per tensor."""
+    flags: dict[torch.device, list[torch.Tensor]] = {}
     for tensor in tensors:
         tensor = tensor.to_local() if hasattr(tensor, "to_local") else tensor  # a DTensor shard
-        if (
-            isinstance(tensor, torch.Tensor)
-            and tensor.is_floating_point()
-            and not tensor.is_meta
-            and not bool(torch.isfinite(tensor).all())
-        ):
-            return False
-    return True
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not tensor.is_meta:
+            flags.setdefault(tensor.device, []).append(torch.isfinite(tensor.detach()).all())
+    return all(bool(torch.stack(device_flags).all()) for device_flags in flags.values())
 
 
 def _last_finite_checkpoint(checkpoint: dict, path: str) -> str | None:

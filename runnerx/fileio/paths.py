@@ -13,8 +13,9 @@ what it has.
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import os
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -204,17 +205,26 @@ def generate_presigned_url(
 
 
 def backend_args_of(file_client_args: Mapping | None, backend_args: Mapping | None) -> Any:
-    """``backend_args``, or MMEngine's older ``file_client_args`` (with its warning)."""
+    """``backend_args``, or MMEngine's older ``file_client_args`` (with its warning, logged
+    once per process)."""
     if file_client_args is None:
         return backend_args
-    warnings.warn(
-        '"file_client_args" will be deprecated in future. Please use "backend_args" instead',
-        DeprecationWarning,
-        stacklevel=3,
-    )
+    _warn_of_file_client_args()
     if backend_args is not None:
         raise ValueError('"file_client_args" and "backend_args" cannot be set at the same time')
     return file_client_args
+
+
+@functools.cache
+def _warn_of_file_client_args() -> None:
+    # a logged WARNING, as MMEngine's hooks give: Python's filters hide a DeprecationWarning
+    from runnerx.logging.logger import print_log  # the logging package imports torch
+
+    print_log(
+        '"file_client_args" will be deprecated in future. Please use "backend_args" instead',
+        logger="current",
+        level=logging.WARNING,
+    )
 
 
 def _within_one_backend(

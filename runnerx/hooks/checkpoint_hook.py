@@ -28,7 +28,12 @@ from runnerx.hooks.best_checkpoints import (
     upload_when_complete,
 )
 from runnerx.hooks.hook import Hook
-from runnerx.hooks.kept_checkpoints import FINITE_CANDIDATE, LAST_FINITE_CKPT, KeptCheckpoints
+from runnerx.hooks.kept_checkpoints import (
+    FINITE_CANDIDATE,
+    LAST_FINITE_CKPT,
+    KeptCheckpoints,
+    vet_checkpoint,
+)
 from runnerx.hooks.metric_rule import DEFAULT_GREATER_KEYS, DEFAULT_LESS_KEYS, infer_rule
 from runnerx.logging import print_log
 from runnerx.registry import HOOKS
@@ -50,16 +55,18 @@ class CheckpointHook(Hook):
     the end of training when ``save_last``. Files go to ``work_dir``, or to
     ``out_dir/<work_dir's name>``; ``work_dir/last_checkpoint`` names the newest one once it is
     written (what ``resume=True`` reads). With ``max_keep_ckpts > 0`` the oldest periodic
-    checkpoint is removed after a newer one is complete; the one LoggerHook would name as the
-    last saved while the losses were finite is kept a while longer (until a newer one is, or
-    training ends; see :class:`~runnerx.hooks.LoggerHook`), and the checkpoint a stop saved
+    checkpoint is removed after a newer one is complete, so that at most ``max_keep_ckpts`` are
+    on disk while the losses are finite; once a training loss (or a saved weight) is NaN or
+    inf, the last checkpoint saved before is kept too (``last_finite_ckpt``, which
+    :class:`~runnerx.hooks.LoggerHook`'s warning names), and the checkpoint a stop saved
     (PreemptionHook: ``iter_<N>.pth``) goes with the next periodic one. ``save_best`` (a
     metric name, a list of them, or 'auto' for the first metric) keeps
     ``best_<metric>_<epoch|iter>_<N>.pth`` for the best value so far, by ``rule``
     ('greater'/'less', inferred from the name when left out; ``greater_keys``/``less_keys``
-    replace the names it goes by); when a new best is saved at a step whose periodic checkpoint
-    was written before the validation, that checkpoint is written again so that it records the
-    new best (as MMEngine; a step the interval did not save gets no extra checkpoint).
+    replace the names it goes by, an empty list leaving none); when a new best is saved at a
+    step whose periodic checkpoint was written before the validation, that checkpoint is
+    written again so that it records the new best (as MMEngine; a step the interval did not
+    save gets no periodic checkpoint, where MMEngine writes one).
     ``max_keep_best=k`` (runnerx's, Lightning's ``save_top_k``) keeps the k best of each metric
     instead of one (see :class:`~runnerx.hooks.best_checkpoints.BestCheckpoints`).
     ``published_keys`` (e.g. ``['meta', 'state_dict']``): after training, the last and best
@@ -139,8 +146,15 @@ class CheckpointHook(Hook):
                 f"CheckpointHook: filename_tmpl must have one '{{}}' for the epoch or iteration "
                 f"number, got {filename_tmpl!r}"
             ) from err
-        self.greater_keys = _names(greater_keys, "greater_keys") or self._default_greater_keys
-        self.less_keys = _names(less_keys, "less_keys") or self._default_less_keys
+        # as in MMEngine, given keys (an empty list too) replace the defaults
+        self.greater_keys = (
+            self._default_greater_keys
+            if greater_keys is None
+            else _names(greater_keys, "greater_keys")
+        )
+        self.less_keys = (
+            self._default_less_keys if less_keys is None else _names(less_keys, "less_keys")
+        )
         self.save_best = _names(save_best, "save_best")
         self.published_keys = _names(published_keys, "published_keys")
         self.rules = best_rules(self.save_best, rule, self._infer)
@@ -185,6 +199,10 @@ class CheckpointHook(Hook):
             self._remove_partial_files(runner, work_dir)
             self._warn_of_an_earlier_run(runner, work_dir)
         self._best.resume(runner, self.rules, self._out_dir, self._copies)
+        hub = runner.message_hub
+        resumed = hub.get_info("last_ckpt")  # one without the records below: vetted as loaded
+        if resumed and not (hub.get_info(FINITE_CANDIDATE) or hub.get_info(LAST_FINITE_CKPT)):
+            vet_checkpoint(hub, getattr(runner, "model", None), resumed)
         if self.max_keep_ckpts > 0:
             beyond = self._kept.resume(runner, self._out_dir, self.filename_tmpl.format)
             self._remove(runner, beyond)
@@ -257,8 +275,8 @@ class CheckpointHook(Hook):
             # The periodic checkpoint of this iteration was written before validation: write
             # it again so that it records the new best ones (resuming from it then knows which
             # best checkpoints to replace), as MMEngine does. Unlike MMEngine, no checkpoint is
-            # written for a step the interval did not save (iterations saved, epochs
-            # validated): a resume from the previous one validates at this step again.
+            # written for a step the interval did not save: a resume from the previous one
+            # validates at this step again.
             self._save(runner, self._saved[0], dict(epoch=runner.epoch, iter=runner.iter))
 
     def save_at_stop(self, runner: Any, reason: str) -> None:
@@ -272,19 +290,18 @@ class CheckpointHook(Hook):
         raise_if_a_save_failed(runner)
         runner.logger.info(f"{reason}: saving a checkpoint at {step} iterations")
         filename, dropped = self._iter_file(step), []
+        path = os.path.join(self._out_dir, filename)
+        vet_checkpoint(runner.message_hub, getattr(runner, "model", None), path)
         if self.max_keep_ckpts > 0:  # one stopped before, not replaced since: this one does
             dropped = self._take_stop_checkpoint(runner.message_hub)
             runner.message_hub.update_info(STOP_CKPT, filename)
         self._write(runner, filename, dict(epoch=runner.epoch, iter=step), dropped)
 
     def after_train(self, runner: Any) -> None:
-        """Once all iterations are done, remove the checkpoints kept beyond ``max_keep_ckpts``
-        for LoggerHook and a stop's one; publish the last and the best checkpoints when
-        ``published_keys`` is set."""
+        """Once all iterations are done, remove a stop's checkpoint (``max_keep_ckpts``);
+        publish the last and the best checkpoints when ``published_keys`` is set."""
         if self.max_keep_ckpts > 0 and runner.iter >= runner.max_iters:
-            hub = runner.message_hub
-            hub.pop_info(FINITE_CANDIDATE)  # training is over: nothing to hold for
-            released = self._take_stop_checkpoint(hub) + self._kept.trim(hub)
+            released = self._take_stop_checkpoint(runner.message_hub)
             if released:
                 after_pending_writes(lambda: self._remove(runner, released))
         if not self.published_keys or not is_main_process():
@@ -307,10 +324,12 @@ class CheckpointHook(Hook):
     def _save(self, runner: Any, step: int, meta: dict) -> None:
         raise_if_a_save_failed(runner)
         filename, dropped = self.filename_tmpl.format(step), []
+        path = os.path.join(self._out_dir, filename)
+        vet_checkpoint(runner.message_hub, getattr(runner, "model", None), path)
         if self.max_keep_ckpts > 0:
             hub = runner.message_hub
             dropped = self._take_stop_checkpoint(hub)
-            dropped += self._kept.add(hub, step, os.path.join(self._out_dir, filename))
+            dropped += self._kept.add(hub, step, path)
         self._saved = (step, meta["iter"])
         self._write(runner, filename, meta, dropped)
 
@@ -342,9 +361,9 @@ class CheckpointHook(Hook):
         return f"iter_{iterations}{os.path.splitext(self.filename_tmpl)[1] or '.pth'}"
 
     def _take_stop_checkpoint(self, hub: Any) -> list[str]:
-        """The checkpoint an earlier stop saved, now replaced (unless LoggerHook's candidate)."""
+        """The checkpoint an earlier stop saved, now replaced."""
         name = hub.get_info(STOP_CKPT)
-        if not name or name == os.path.basename(hub.get_info(FINITE_CANDIDATE) or ""):
+        if not name:
             return []
         hub.pop_info(STOP_CKPT)
         return [os.path.join(self._out_dir, name)]

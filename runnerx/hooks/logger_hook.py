@@ -24,7 +24,7 @@ class LoggerHook(Hook):
 
     The lines come from ``runner.log_processor``; a logged training loss that is NaN or
     infinite also gets a warning (once per run) that says what usually cures it and names the
-    last checkpoint saved while the logged losses were finite (which ``max_keep_ckpts`` then
+    last checkpoint saved while the losses were finite (which ``max_keep_ckpts`` then
     keeps; a resumed run knows it from the checkpoint's records). Training
     scalars go to ``runner.visualizer.add_scalars`` at step ``runner.iter + 1``, validation
     metrics at step ``runner.epoch`` (``log_metric_by_epoch`` and ``log_processor.by_epoch``
@@ -89,7 +89,6 @@ class LoggerHook(Hook):
         self._copy_dir: str | None = None
         self._epoch_length: int | None = None
         self._warned_divergence = False
-        self._finite_ckpt: str | None = None  # the newest checkpoint before finite losses
         self._val_step_is_iter = False  # the run validates mid-epoch too
 
     def before_run(self, runner: Any) -> None:
@@ -108,12 +107,6 @@ class LoggerHook(Hook):
         except TypeError:
             self._epoch_length = None
         self._warned_divergence = False
-        hub = runner.message_hub  # a resumed run's records: the newest checkpoint known finite
-        self._finite_ckpt = (
-            hub.get_info(LAST_FINITE_CKPT)
-            or hub.get_info(FINITE_CANDIDATE)
-            or hub.get_info("last_ckpt")
-        )
         self._val_step_is_iter = bool(getattr(runner.train_loop, "val_check_batches", 0))
 
     def after_train_iter(
@@ -146,18 +139,12 @@ class LoggerHook(Hook):
             for name, value in tag.items()
             if "loss" in name and isinstance(value, float) and not math.isfinite(value)
         }
-        hub = runner.message_hub
         if not bad:
-            # saved before this iteration's hooks (CheckpointHook's come later): its weights
-            # gave the finite losses just logged, or earlier ones
-            saved = hub.get_info("last_ckpt")
-            if saved and saved != self._finite_ckpt:  # CheckpointHook keeps the candidate
-                self._finite_ckpt = saved
-                hub.update_info(FINITE_CANDIDATE, saved)
             return
         self._warned_divergence = True
         values = ", ".join(f"{name}={value}" for name, value in bad.items())
-        good = self._finite_ckpt
+        hub = runner.message_hub  # CheckpointHook's records, a resumed run's included
+        good = hub.get_info(LAST_FINITE_CKPT) or hub.get_info(FINITE_CANDIDATE)
         told = ""
         if good:
             wait_for_pending_writes(raise_errors=False)  # it may be in flight still
@@ -165,14 +152,13 @@ class LoggerHook(Hook):
                 hub.update_info(LAST_FINITE_CKPT, good)
                 hub.pop_info(FINITE_CANDIDATE)
                 told = (
-                    f"; {good}, the last checkpoint saved while the logged losses were finite, "
+                    f"; {good}, the last checkpoint saved while the losses were finite, "
                     "is kept (max_keep_ckpts does not remove it): resume from it with "
                     f"--resume {good}"
                 )
             else:
                 told = (
-                    "; no checkpoint saved while the logged losses were finite is left "
-                    f"({good} is gone)"
+                    f"; no checkpoint saved while the losses were finite is left ({good} is gone)"
                 )
         runner.logger.warning(
             f"{values} at iteration {runner.iter + 1}: training has diverged. A lower learning "

@@ -132,7 +132,6 @@ def test_a_failed_background_write_stops_the_run_at_the_next_save_and_removes_no
 ):
     runner = make_runner(
         max_epochs=4,
-        # no LoggerHook: its candidate for the last finite checkpoint would keep epoch_1 too
         default_hooks={"logger": None, "checkpoint": {"type": "CheckpointHook", **checkpoint}},
         scores=[0.5, 0.6, 0.7, 0.8],
         custom_hooks=[FullDiskFor(failing, monkeypatch)],

@@ -152,8 +152,7 @@ def test_save_checkpoint_writes_to_the_local_backends_and_refuses_others(tmp_pat
         ("default.pth", dict(backend_args={})),
     ]:
         save_checkpoint({"step": 1}, tmp_path / name, **args)
-    with pytest.warns(DeprecationWarning, match="file_client_args"):
-        save_checkpoint({"step": 1}, tmp_path / "disk.pth", file_client_args={"backend": "disk"})
+    save_checkpoint({"step": 1}, tmp_path / "disk.pth", file_client_args={"backend": "disk"})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["default.pth", "disk.pth", "local.pth"]
     assert torch.load(tmp_path / "disk.pth", weights_only=True) == {"step": 1}
     with pytest.raises(ValueError, match="'petrel'"):

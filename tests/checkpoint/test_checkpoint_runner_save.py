@@ -60,7 +60,6 @@ def test_an_unknown_keyword_is_a_type_error_with_the_close_match(trained):
     assert not os.path.exists(os.path.join(trained.work_dir, "c.pth"))
 
 
-@pytest.mark.filterwarnings("ignore:.*file_client_args:DeprecationWarning")
 @pytest.mark.parametrize(
     "out_dir, args, message",
     [
@@ -81,7 +80,7 @@ def test_a_store_is_refused_and_nothing_is_written(
 
 
 def test_file_client_args_and_backend_args_together_are_refused(trained):
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="same time"):
+    with pytest.raises(ValueError, match="same time"):
         trained.save_checkpoint(trained.work_dir, "e.pth", {"backend": "disk"}, backend_args={})
 
 

@@ -224,13 +224,12 @@ def test_backend_args_and_file_client_args(tmp_path):
     path = tmp_path / "a.json"
     dump(DATA, path, backend_args=dict(backend="local"))
     assert load(path, backend_args=dict(backend="local")) == DATA
-    with pytest.warns(DeprecationWarning, match="file_client_args"):
-        assert load(path, file_client_args=dict(backend="disk")) == DATA
-    with pytest.raises(ValueError, match="cannot be set at the same time"), pytest.warns():
+    assert load(path, file_client_args=dict(backend="disk")) == DATA
+    with pytest.raises(ValueError, match="cannot be set at the same time"):
         load(path, file_client_args=dict(backend="disk"), backend_args=dict(backend="local"))
     with pytest.raises(ValueError, match="'petrel' storage backend"):
         load(path, backend_args=dict(backend="petrel"))
-    with pytest.raises(ValueError, match="do not fit LmdbBackend.*'db_path'"), pytest.warns():
+    with pytest.raises(ValueError, match="do not fit LmdbBackend.*'db_path'"):
         dump(DATA, path, file_client_args=dict(backend="lmdb"))
     with pytest.raises(ValueError, match="s3://bucket/a.json.*'petrel' storage backend"):
         load("s3://bucket/a.json")

@@ -230,6 +230,15 @@ def test_greater_keys_teach_the_rule_inference():
     assert CheckpointHook(save_best="PSNR", greater_keys="psnr").rules == {"PSNR": "greater"}
 
 
+@pytest.mark.parametrize("keys", ["greater_keys", "less_keys"])
+def test_an_empty_keys_list_means_no_keys_not_the_defaults(keys):
+    # as in MMEngine: 'acc' is a default greater key, 'loss' a default less one
+    metric = "acc" if keys == "greater_keys" else "loss"
+    with pytest.raises(ValueError, match=f"cannot tell whether a larger or a smaller '{metric}'"):
+        CheckpointHook(save_best=metric, **{keys: []})
+    assert CheckpointHook(save_best=metric, rule="less", **{keys: []}).rules == {metric: "less"}
+
+
 def test_max_keep_ckpts_zero_warns_that_it_keeps_every_checkpoint(monkeypatch, caplog):
     import logging
 

@@ -268,18 +268,16 @@ def test_max_keep_ckpts_keeps_the_last_checkpoint_saved_before_the_loss_turned_n
         ),
     )
     runner.train()
-    kept = os.path.join(runner.work_dir, "epoch_1.pth")  # named at iteration 8, a finite log
+    kept = os.path.join(runner.work_dir, "epoch_2.pth")  # saved after 8 finite losses
     assert sorted(name for name in os.listdir(runner.work_dir) if name.endswith(".pth")) == [
-        "epoch_1.pth",
+        "epoch_2.pth",
         "epoch_5.pth",
         "epoch_6.pth",
     ]
     assert runner.message_hub.get_info("last_finite_ckpt") == kept
     with open(os.path.join(runner.log_dir, f"{runner.timestamp}.log")) as file:
         text = file.read()
-    assert (
-        f"; {kept}, the last checkpoint saved while the logged losses were finite, is kept" in text
-    )
+    assert f"; {kept}, the last checkpoint saved while the losses were finite, is kept" in text
     assert f"Kept {kept} beyond max_keep_ckpts" in text
 
 
@@ -313,19 +311,19 @@ def divergence_warning(runner) -> str:
 
 
 @pytest.mark.parametrize(
-    ("at", "left"), [(7, ["iter_12.pth", "iter_4.pth"]), (100, ["iter_12.pth"])]
+    ("at", "left"), [(7, ["iter_12.pth", "iter_6.pth"]), (100, ["iter_12.pth"])]
 )
 def test_max_keep_ckpts_1_keeps_the_checkpoint_the_warning_names(tmp_path, at, left):
-    # the log at iteration 6 is finite: iter_4.pth (saved before it) is the candidate, kept
-    # beyond max_keep_ckpts as iter_6.pth is saved; the log at 8 holds step 7's NaN loss
+    # iter_6.pth is saved after 6 finite losses; iter_8.pth, after step 7's NaN one, is not
+    # finite: iter_6.pth is kept beyond max_keep_ckpts from then on
     runner = diverging_by_iteration(tmp_path, at)
     runner.train()
     assert sorted(name for name in os.listdir(tmp_path) if name.endswith(".pth")) == left
     if at == 100:  # no divergence: at the end the candidate goes, as max_keep_ckpts says
         return
-    kept = os.path.join(tmp_path, "iter_4.pth")
+    kept = os.path.join(tmp_path, "iter_6.pth")
     assert runner.message_hub.get_info("last_finite_ckpt") == kept
-    assert f"; {kept}, the last checkpoint saved while the logged losses were finite, is kept" in (
+    assert f"; {kept}, the last checkpoint saved while the losses were finite, is kept" in (
         divergence_warning(runner)
     )
 
@@ -334,8 +332,8 @@ def test_a_resumed_diverged_run_names_the_recorded_finite_checkpoint_not_its_own
     diverging_by_iteration(tmp_path, 7).train()
     resumed = diverging_by_iteration(tmp_path, 100, max_iters=16, resume=True)  # NaN weights
     resumed.train()
-    kept = os.path.join(tmp_path, "iter_4.pth")
-    assert f"; {kept}, the last checkpoint saved while the logged losses were finite" in (
+    kept = os.path.join(tmp_path, "iter_6.pth")
+    assert f"; {kept}, the last checkpoint saved while the losses were finite" in (
         divergence_warning(resumed)
     )
     assert os.path.isfile(kept)
