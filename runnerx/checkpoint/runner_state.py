@@ -302,10 +302,14 @@ def _weights_target(model: Any) -> Any:
 def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> None:
     """As MMEngine decides: ``resume=True`` with ``load_from`` resumes from ``load_from``,
     without it from the newest checkpoint of the work dir (or starts, when there is none);
-    ``resume='path'`` resumes from that file; otherwise ``load_from`` loads weights only.
-    (``tools/train.py --resume`` clears ``load_from``, as OpenMMLab's tools do.) A missing
-    file's error starts with the key that named it."""
+    ``resume='path'`` resumes from that file (``'auto'`` and ``'last'``, the words of
+    OpenMMLab's ``--resume`` and Lightning's ``ckpt_path``, mean True unless such a file
+    exists); otherwise ``load_from`` loads weights only. (``tools/train.py --resume`` clears
+    ``load_from``, as OpenMMLab's tools do.) A missing file's error starts with the key that
+    named it."""
     wait_for_pending_writes()  # a checkpoint this process is still finishing counts
+    if resume in ("auto", "last") and not os.path.exists(resume):
+        resume = True
     if resume:
         if isinstance(resume, str):
             path = resume
