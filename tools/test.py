@@ -132,7 +132,7 @@ def test_config(args: argparse.Namespace) -> Config:
     """The config ``tools/test.py`` runs: the CHECKPOINT's weights loaded (not resumed) and
     each flag applied through ``merge_from_dict`` with the flag as its source, so that
     ``cfg.explain('load_from')`` names ``tools/test.py CHECKPOINT``."""
-    cfg = load_config(args)
+    cfg = load_config(args, "tools/test.py")
     if args.tta:
         _use_tta(cfg)
     if args.no_pin_memory and isinstance(cfg.get("test_dataloader"), Mapping):

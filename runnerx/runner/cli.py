@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import os
 import sys
@@ -10,7 +11,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from runnerx.config import Config, DictAction
+from runnerx.config import Config, ConfigFileNotFoundError, ConfigFormatError, DictAction
+from runnerx.config.source import SUPPORTED_SUFFIXES
 from runnerx.dist import is_distributed
 
 
@@ -49,12 +51,39 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS)
 
 
-def load_config(args: argparse.Namespace) -> Config:
-    """The config with the common flags applied (work dir: flag, else config, else
-    ``./work_dirs/<config name>``), each through ``merge_from_dict`` with the flag as its
-    source, so that ``cfg.explain('work_dir')`` names ``--work-dir``."""
+def read_config(path: str, tool: str) -> Config:
+    """``Config.fromfile(path)``; a config file (or a base file of it) that is missing or not
+    a config file ends ``tool`` with one line, ``tools/train.py: config file not found: PATH
+    (did you mean ...?)``, and exit code 1 rather than a traceback (on every rank of a
+    distributed launch: each reads the config before any process group exists)."""
+    try:
+        return Config.fromfile(path)
+    except (ConfigFileNotFoundError, ConfigFormatError) as error:
+        raise SystemExit(f"{tool}: {error}{_close_match(path)}") from None
+
+
+def _close_match(path: str) -> str:
+    """`` (did you mean configs/x.py?)`` for a missing ``path`` when its folder holds a config
+    file of a similar name; else nothing."""
+    folder, name = os.path.split(path)
+    if os.path.exists(path) or not os.path.isdir(folder or "."):
+        return ""
+    names = [
+        entry
+        for entry in os.listdir(folder or ".")
+        if os.path.splitext(entry)[1] in SUPPORTED_SUFFIXES
+    ]
+    match = difflib.get_close_matches(name, names, n=1)
+    return f" (did you mean {os.path.join(folder, match[0])}?)" if match else ""
+
+
+def load_config(args: argparse.Namespace, tool: str = "tools/train.py") -> Config:
+    """The config ``tool`` runs (see :func:`read_config`), with the common flags applied
+    (work dir: flag, else config, else ``./work_dirs/<config name>``), each through
+    ``merge_from_dict`` with the flag as its source, so that ``cfg.explain('work_dir')``
+    names ``--work-dir``."""
     os.environ.setdefault("LOCAL_RANK", str(args.local_rank))
-    cfg = Config.fromfile(args.config)
+    cfg = read_config(args.config, tool)
     cfg.merge_from_dict({"launcher": args.launcher}, source="--launcher")
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options, source="--cfg-options")

@@ -112,7 +112,7 @@ def test_a_sharded_checkpoint_folder_is_named_with_the_command_that_makes_one_fi
     model = torch.nn.Linear(3, 2)
     folder = tmp_path / "epoch_1.pth"
     save_sharded_checkpoint(folder, model, extra={"meta": {"epoch": 1}})
-    with pytest.raises(FileNotFoundError, match="it is a sharded checkpoint") as error:
+    with pytest.raises(SystemExit, match="it is a sharded checkpoint") as error:
         publish_model.main([str(folder), str(tmp_path / "model.pth")])
     command = re.search(r"python (tools/consolidate_checkpoint\.py) (\S+) (\S+)$", str(error.value))
     assert command and command.group(2) == str(folder), str(error.value)
@@ -124,7 +124,29 @@ def test_a_sharded_checkpoint_folder_is_named_with_the_command_that_makes_one_fi
 
 def test_a_work_dir_given_as_the_checkpoint_names_one_of_its_files(tmp_path):
     save_checkpoint(training_checkpoint(), tmp_path / "epoch_3.pth")
-    with pytest.raises(FileNotFoundError, match="a folder, not a checkpoint file") as error:
+    with pytest.raises(SystemExit, match="a folder, not a checkpoint file") as error:
         publish_model.main([str(tmp_path), str(tmp_path / "model.pth")])
     hint = f"looks like a work dir: give one of its checkpoints, such as {tmp_path / 'epoch_3.pth'}"
     assert hint in str(error.value)
+
+
+def test_save_keys_keeps_the_entries_named_with_the_small_meta(tmp_path, capsys):
+    source = tmp_path / "epoch_3.pth"
+    save_checkpoint(training_checkpoint(), source)
+    out = str(tmp_path / "model.pth")
+    final = publish_model.main([str(source), out, "--save-keys", "meta", "state_dict", "extra"])
+    assert "--save-keys: " + str(source) + " has no extra" in capsys.readouterr().err
+    assert load_checkpoint(final).keys() == {"meta", "state_dict"}
+    assert "cfg" not in load_checkpoint(final)["meta"]
+    final = publish_model.main([str(source), out, "--save-keys", "state_dict", "message_hub"])
+    assert load_checkpoint(final).keys() == {"state_dict", "message_hub"}
+
+
+def test_a_missing_checkpoint_is_one_line_and_exit_code_1(tmp_path, run_in_repo):
+    missing = tmp_path / "missing.pth"
+    result = run_in_repo(
+        [sys.executable, "tools/publish_model.py", str(missing), str(tmp_path / "out.pth")]
+    )
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.startswith(f"tools/publish_model.py: checkpoint not found: {missing}")
+    assert len(result.stderr.splitlines()) == 1

@@ -50,6 +50,18 @@ USAGES = {
             "NPROC is missing (got 2 of the 3 arguments)",
         ),
         (
+            "dist_test.sh",
+            ["configs/x.py", "2"],
+            {},
+            "CHECKPOINT is missing (got 2 of the 3 arguments; '2' is taken as NPROC)",
+        ),
+        (
+            "dist_train.sh",
+            ["2"],
+            {},
+            "CONFIG is missing (got 1 of the 2 arguments; '2' is taken as NPROC)",
+        ),
+        (
             "slurm_train.sh",
             ["configs/x.py"],
             {},
@@ -86,9 +98,24 @@ def test_a_wrong_call_prints_the_usage_line_and_what_is_wrong(
 
 
 @pytest.mark.parametrize("script", sorted(USAGES))
-def test_help_prints_the_usage_line(run_in_repo, script):
+def test_help_prints_the_usage_line_and_the_environment_it_reads(run_in_repo, script):
     result = run_in_repo(["bash", f"tools/{script}", "--help"], timeout=30)
-    assert (result.returncode, result.stdout) == (0, f"usage: {USAGES[script]}\n")
+    assert result.returncode == 0 and result.stdout.startswith(f"usage: {USAGES[script]}\n")
+    names = [line.split("=")[0].strip() for line in result.stdout.splitlines()[2:]]
+    if script.startswith("dist"):
+        assert names == ["NNODES", "NODE_RANK", "MASTER_ADDR", "PORT"]
+    else:
+        assert names == ["GPUS", "GPUS_PER_NODE", "CPUS_PER_TASK", "GRES", "SRUN_ARGS"]
+
+
+def test_a_missing_config_is_one_line_on_each_rank(run_in_repo, dist_train_env, tmp_path):
+    env = dist_train_env(tmp_path)
+    args = ["bash", "tools/dist_train.sh", "configs/nope.py", "2"]
+    result = run_in_repo(args, env=env, timeout=120)
+    assert result.returncode == 1
+    line = f"tools/train.py: config file not found: {ROOT / 'configs/nope.py'}\n"
+    assert result.stderr.count(line) == 2, result.stderr
+    assert "ConfigFileNotFoundError" not in result.stderr
 
 
 @pytest.fixture
