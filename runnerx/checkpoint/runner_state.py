@@ -302,13 +302,14 @@ def _weights_target(model: Any) -> Any:
 def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> None:
     """As MMEngine decides: ``resume=True`` with ``load_from`` resumes from ``load_from``,
     without it from the newest checkpoint of the work dir (or starts, when there is none);
-    ``resume='path'`` resumes from that file (``'auto'`` and ``'last'``, the words of
-    OpenMMLab's ``--resume`` and Lightning's ``ckpt_path``, mean True unless such a file
-    exists); otherwise ``load_from`` loads weights only. (``tools/train.py --resume`` clears
-    ``load_from``, as OpenMMLab's tools do.) A missing file's error starts with the key that
-    named it."""
+    ``resume='path'`` resumes from that file (``'auto'``, OpenMMLab's ``--resume`` word, means
+    True; ``'last'``, Lightning's ``ckpt_path`` word, too, but there must be a checkpoint, as
+    with ``tools/train.py --resume last``; a file of either name wins); otherwise
+    ``load_from`` loads weights only. (``tools/train.py --resume`` clears ``load_from``, as
+    OpenMMLab's tools do.) A missing file's error starts with the key that named it."""
     wait_for_pending_writes()  # a checkpoint this process is still finishing counts
-    if resume in ("auto", "last") and not os.path.exists(resume):
+    must_find = resume == "last" and not os.path.exists(resume)
+    if must_find or (resume == "auto" and not os.path.exists(resume)):
         resume = True
     if resume:
         if isinstance(resume, str):
@@ -322,6 +323,15 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
                 runner.resume(path)
             return
         best = newest_best_checkpoint(str(runner.work_dir))
+        if must_find:
+            found = (
+                f"; the newest best checkpoint is {best}: {resume_from_best(best)}" if best else ""
+            )
+            raise FileNotFoundError(
+                f"resume='last': {runner.work_dir} has no last_checkpoint file (no run saved a "
+                f"periodic checkpoint there){found}; resume=True or 'auto' starts from the "
+                "beginning when there is none"
+            )
         if best is None:
             runner.logger.info(
                 f"resume=True but {runner.work_dir} has no checkpoint yet: training starts "

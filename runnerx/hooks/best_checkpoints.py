@@ -33,8 +33,7 @@ from runnerx.checkpoint.runner_state import find_latest_checkpoint, save_in_back
 from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
 from runnerx.fileio import after_pending_writes, failed_write
-from runnerx.hooks.metric_rule import RULES, check_rule
-from runnerx.suggest import SENTENCE, did_you_mean
+from runnerx.hooks.metric_rule import RULES, MissingMetricError, check_rule, missing_metric
 
 #: The MessageHub info that lists the kept best checkpoints (with ``_<metric>`` for several).
 KEPT_KEY = "best_ckpts"
@@ -169,11 +168,8 @@ class BestCheckpoints:
         self._settle(runner, rules)
         for metric, rule in rules.items():
             if metric not in metrics:
-                hint = did_you_mean(metric, metrics, form=SENTENCE)
-                raise KeyError(
-                    f"CheckpointHook: save_best metric {metric!r} is not among the validation "
-                    f"metrics ({', '.join(map(repr, metrics))}).{hint}"
-                )
+                where = "CheckpointHook: save_best metric"
+                raise MissingMetricError(missing_metric(where, metric, metrics))
             filename = f"best_{metric}_{step_file}".replace("/", "_")
             path = os.path.join(self.out_dir, filename)
             dropped = self._enter(runner.message_hub, metric, rule, metrics[metric], path)
@@ -210,8 +206,15 @@ class BestCheckpoints:
         """Enter ``score`` of the checkpoint ``path`` about to be written when it is among the
         best; the paths it pushed out, or None if it did not enter."""
         key = self.record_key(KEPT_KEY, metric)
-        kept = [entry for entry in self._kept.get(key, []) if entry[1] != path]  # rewritten
-        worst = kept[-1][0] if len(kept) >= self.max_keep else _WORST[rule]
+        # a kept file of this very name (a validation at the same step again) is rewritten
+        # only by a better score than its own
+        entries = self._kept.get(key, [])
+        replaced = [old for old, at in entries if at == path]
+        kept = [(old, at) for old, at in entries if at != path]
+        if replaced:
+            worst = replaced[0]
+        else:
+            worst = kept[-1][0] if len(kept) >= self.max_keep else _WORST[rule]
         if score is None or not RULES[rule](score, worst):
             return None
         place = next((i for i, (old, _) in enumerate(kept) if RULES[rule](score, old)), len(kept))

@@ -165,6 +165,7 @@ class CheckpointHook(Hook):
         self._copies: CheckpointCopies | None = None
         self._kept = KeptCheckpoints(max_keep_ckpts)
         self._saved: tuple[int, int] | None = None  # (step, iterations) of the last save
+        self._training = False  # between before_train and after_train: validations save
 
     def _infer(self, key: str) -> str:
         return infer_rule(key, self.greater_keys, self.less_keys, where="CheckpointHook")
@@ -174,13 +175,19 @@ class CheckpointHook(Hook):
         saving by epoch)."""
         unused = {"after_train_iter"} if self.by_epoch else {"after_train_epoch"}
         if not self.save_best:
-            unused.add("after_val_epoch")
-        if not self.published_keys and self.max_keep_ckpts <= 0:
+            unused |= {"after_val_epoch", "before_run"}
+        if not self.save_best and not self.published_keys and self.max_keep_ckpts <= 0:
             unused.add("after_train")
         return [point for point in super().overridden_points() if point not in unused]
 
+    def before_run(self, runner: Any) -> None:
+        """A run starts: its validations save no checkpoint unless it trains (an earlier
+        training that failed never reached ``after_train``)."""
+        self._training = False
+
     def before_train(self, runner: Any) -> None:
         """Settle the output folder and pick up the bookkeeping a resumed run carries."""
+        self._training = True
         work_dir = str(runner.work_dir)
         folder = work_dir
         if self.out_dir is not None and str(self.out_dir) != work_dir:
@@ -253,8 +260,10 @@ class CheckpointHook(Hook):
             self._save(runner, runner.epoch + 1, dict(epoch=runner.epoch + 1, iter=runner.iter))
 
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
-        """Save a new best checkpoint when a ``save_best`` metric improved."""
-        if not self.save_best or self._out_dir is None:  # no best checkpoints outside training
+        """Save a new best checkpoint when a ``save_best`` metric improved during training; a
+        validation on its own (``runner.val()``, also after ``train()``) saves nothing, as
+        Lightning's ``validate()``."""
+        if not self.save_best or not self._training:
             return
         if not metrics:
             runner.logger.warning(
@@ -300,6 +309,7 @@ class CheckpointHook(Hook):
     def after_train(self, runner: Any) -> None:
         """Once all iterations are done, remove a stop's checkpoint (``max_keep_ckpts``);
         publish the last and the best checkpoints when ``published_keys`` is set."""
+        self._training = False
         if self.max_keep_ckpts > 0 and runner.iter >= runner.max_iters:
             released = self._take_stop_checkpoint(runner.message_hub)
             if released:

@@ -7,9 +7,14 @@ import math
 from typing import Any
 
 from runnerx.hooks.hook import Hook
-from runnerx.hooks.metric_rule import RULES, check_rule, infer_rule
+from runnerx.hooks.metric_rule import (
+    RULES,
+    MissingMetricError,
+    check_rule,
+    infer_rule,
+    missing_metric,
+)
 from runnerx.registry import HOOKS
-from runnerx.suggest import SENTENCE, did_you_mean
 
 #: The checkpoint entry that holds the hooks' state, by monitor (MMEngine ignores it)
 CHECKPOINT_KEY = "early_stopping"
@@ -186,14 +191,9 @@ class EarlyStoppingHook(Hook):
         return None
 
     def _report_missing(self, runner: Any, metrics: dict) -> None:
-        available = ", ".join(map(repr, metrics)) or "none"
-        hint = did_you_mean(self.monitor, metrics, form=SENTENCE)
-        message = (
-            f"EarlyStoppingHook: monitor {self.monitor!r} is not among the validation metrics "
-            f"(available: {available}).{hint}"
-        )
+        message = missing_metric("EarlyStoppingHook: monitor", self.monitor, metrics)
         if self.strict:
-            raise RuntimeError(message)
+            raise MissingMetricError(message)
         runner.logger.warning(message + " Early stopping is skipped for this validation.")
 
 

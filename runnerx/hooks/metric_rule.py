@@ -1,4 +1,5 @@
-"""Whether a larger or a smaller metric is better: the rule of CheckpointHook and EarlyStopping.
+"""Whether a larger or a smaller metric is better: the rule of CheckpointHook and EarlyStopping,
+and the error both raise for a monitored name the validation metrics lack.
 
 ``rule='greater'`` keeps the largest value, ``rule='less'`` the smallest. Left out, the rule is
 inferred from the metric's name as MMEngine does: ``accuracy/top1`` and ``mIoU`` are 'greater',
@@ -10,6 +11,8 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from runnerx.suggest import SENTENCE, did_you_mean
 
 #: Metric names (or parts of names) for which larger is better, as MMEngine's.
 DEFAULT_GREATER_KEYS = (
@@ -60,4 +63,28 @@ def infer_rule(
     raise ValueError(
         f"{where}: cannot tell whether a larger or a smaller {key!r} is better; "
         "set rule='greater' or rule='less'"
+    )
+
+
+class MissingMetricError(KeyError, RuntimeError):
+    """A monitored name (``EarlyStoppingHook.monitor``, ``CheckpointHook.save_best``) that is
+    not among the validation metrics: a KeyError as MMEngine's CheckpointHook raises, and a
+    RuntimeError as its EarlyStoppingHook (strict) raises."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""  # KeyError's str() would quote it
+
+
+def missing_metric(where: str, name: str, metrics: dict) -> str:
+    """The message for the monitored ``name`` that ``metrics`` (a validation's) lacks: the
+    metrics there are, a close match, and that only the evaluator's metrics can be monitored
+    (``where``: 'EarlyStoppingHook: monitor', 'CheckpointHook: save_best metric')."""
+    available = ", ".join(map(repr, metrics)) or "none"
+    return (
+        f"{where} {name!r} is not among the validation metrics (available: {available})."
+        f"{did_you_mean(name, metrics, form=SENTENCE)} Only the val_evaluator's metrics can be "
+        "monitored, not values the model logs (Lightning's self.log('val_loss', ...), a "
+        "'val/' scalar in the MessageHub); to monitor a loss, compute it in a metric: a "
+        "BaseMetric whose compute_metrics returns it, e.g. dict(loss=...) (docs/evaluation.md "
+        '"Writing a metric").'
     )

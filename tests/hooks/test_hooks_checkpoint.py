@@ -42,6 +42,7 @@ def test_by_epoch_it_is_not_called_per_iteration():
     assert "after_train_epoch" not in CheckpointHook(by_epoch=False).overridden_points()
     assert "after_val_epoch" not in CheckpointHook().overridden_points()
     assert "after_val_epoch" in CheckpointHook(save_best="auto").overridden_points()
+    assert "before_run" not in CheckpointHook().overridden_points()
 
 
 def test_save_last_false_and_no_interval_saves_nothing(runner, train):
@@ -195,6 +196,57 @@ def test_a_missing_best_metric_is_named_with_a_close_match(runner):
     hook.before_train(runner)
     with pytest.raises(KeyError, match=r"'accuracy'.*Did you mean 'acuracy'"):
         hook.after_val_epoch(runner, {"acuracy": 0.5})
+
+
+def test_a_logged_value_as_save_best_says_only_metrics_can_be_monitored(runner):
+    hook = CheckpointHook(save_best="val_loss")
+    hook.before_train(runner)
+    # the same type as EarlyStoppingHook(strict=True) raises: MMEngine's KeyError and its
+    # early stopping's RuntimeError both catch it
+    with pytest.raises(RuntimeError) as caught:
+        hook.after_val_epoch(runner, {"accuracy/top1": 50.0})
+    assert isinstance(caught.value, KeyError)
+    message = str(caught.value)
+    assert message.startswith("CheckpointHook: save_best metric 'val_loss' is not among")
+    assert "(available: 'accuracy/top1')" in message
+    assert "Only the val_evaluator's metrics can be monitored" in message
+    assert "BaseMetric whose compute_metrics returns it" in message
+
+
+@pytest.mark.parametrize("max_keep_best", [1, 2])
+def test_a_validation_at_the_same_step_again_replaces_its_best_only_when_better(
+    runner, max_keep_best
+):
+    hook = CheckpointHook(save_best="acc", max_keep_best=max_keep_best)
+    hook.before_train(runner)
+    for runner.epoch, acc in ((1, 0.5), (2, 0.7), (2, 0.6)):  # epoch 2 validated twice
+        hook.after_val_epoch(runner, {"acc": acc})
+    saved = ["best_acc_epoch_1.pth", "best_acc_epoch_2.pth"]
+    assert runner.save_checkpoint.filenames == saved  # 0.6 is worse than epoch 2's own 0.7
+    assert runner.message_hub.get_info("best_score") == 0.7
+    hook.after_val_epoch(runner, {"acc": 0.8})
+    assert runner.save_checkpoint.filenames == [*saved, "best_acc_epoch_2.pth"]
+    assert runner.message_hub.get_info("best_score") == 0.8
+
+
+def test_a_validation_after_training_saves_nothing_even_with_a_better_score(runner, train):
+    runner.max_epochs = 2
+    hook = CheckpointHook(interval=1, save_best="acc")
+    train(runner, [hook], metrics=lambda epoch: {"acc": epoch})
+    saved = list(runner.save_checkpoint.filenames)
+    hook.before_run(runner)  # runner.val()
+    hook.after_val_epoch(runner, {"acc": 10.0})
+    assert runner.save_checkpoint.filenames == saved
+    assert runner.message_hub.get_info("best_score") == 2
+
+
+def test_a_validation_after_a_failed_training_saves_nothing(runner):
+    hook = CheckpointHook(save_best="acc")
+    hook.before_run(runner)
+    hook.before_train(runner)  # training raised before after_train
+    hook.before_run(runner)  # then runner.val()
+    hook.after_val_epoch(runner, {"acc": 0.5})
+    assert runner.save_checkpoint.calls == []
 
 
 def test_no_best_checkpoint_outside_training_or_without_metrics(runner):

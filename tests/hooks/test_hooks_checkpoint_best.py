@@ -10,6 +10,7 @@ import os
 import shutil
 
 import pytest
+import torch
 
 from runnerx.checkpoint import load_checkpoint
 from runnerx.fileio import register_backend
@@ -236,6 +237,29 @@ def test_k_1_is_the_single_best_checkpoint_with_mmengine_records(make_runner):
     }
     assert info["best_score"] == 0.9
     assert info["best_for"] == ("scripted/score", "greater")
+
+
+@pytest.mark.parametrize("score", [0.9, 0.1])  # better and worse than the best, 0.7
+def test_a_validation_after_training_writes_no_checkpoint(make_runner, score):
+    runner = make_runner(
+        {"interval": 1, "save_best": "scripted/score", "rule": "greater"},
+        max_epochs=2,
+        scores=[0.5, 0.7, score],
+    )
+    runner.train()
+    work_dir = runner.work_dir
+
+    def on_disk() -> dict[str, bytes]:
+        with os.scandir(work_dir) as entries:
+            return {e.name: open(e.path, "rb").read() for e in entries if e.is_file()}
+
+    before = on_disk()
+    assert "best_scripted_score_epoch_2.pth" in before and "epoch_2.pth" in before
+    with torch.no_grad():
+        runner.model.linear.weight.zero_()  # the model validated is not the one saved
+    assert runner.val() == {"scripted/score": score}
+    assert on_disk() == before  # as Lightning's validate(): the best and epoch_2.pth untouched
+    assert runner.message_hub.get_info("best_score") == 0.7
 
 
 def test_tools_test_best_takes_the_best_scoring_of_the_kept_ones(make_runner):

@@ -71,8 +71,11 @@ def test_a_missing_metric_is_a_warning_naming_it_and_the_available_ones(runner):
 
 
 def test_a_missing_metric_is_an_error_when_strict(runner):
-    with pytest.raises(RuntimeError, match="monitor 'acc' is not among"):
+    with pytest.raises(RuntimeError, match="monitor 'acc' is not among") as caught:
         EarlyStoppingHook("acc", strict=True).after_val_epoch(runner, {"loss": 0.1})
+    assert isinstance(caught.value, KeyError)  # as CheckpointHook's save_best: one type
+    assert "Only the val_evaluator's metrics can be monitored" in str(caught.value)
+    assert "a BaseMetric whose compute_metrics returns it" in str(caught.value)
 
 
 @pytest.mark.parametrize(
