@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from runnerx.logging import print_log
 from runnerx.optim.checks import check_arguments
 from runnerx.optim.optim_wrapper import OptimWrapper, current_message_hub
 from runnerx.registry import OPTIM_WRAPPERS
@@ -178,6 +179,25 @@ class AmpOptimWrapper(OptimWrapper):
                 "dtype='float16' to scale the loss",
                 stacklevel=2,
             )
+        print_log(self._precision_summary(dtype), logger="current")
+
+    def _precision_summary(self, dtype: Any) -> str:
+        """The start-up line saying what this wrapper's mixed precision does."""
+        default = " (its default: optim_wrapper.dtype is not set)" if dtype is None else ""
+        scaler = self.loss_scaler
+        if scaler is None:
+            scaling = "no loss scaling (bfloat16 needs none)"
+        elif not scaler.is_enabled():
+            scaling = "loss scaling off (optim_wrapper.loss_scale has enabled=False)"
+        elif self._fixed_scale is not None:
+            scaling = f"a fixed loss scale of {self._fixed_scale:g}"
+        else:
+            scaling = f"dynamic loss scaling ({type(scaler).__name__})"
+        return (
+            f"{type(self).__name__}: mixed precision autocasts the forward pass to "
+            f"{str(self.cast_dtype).removeprefix('torch.')} on {self._device_type}{default}, "
+            f"with {scaling}"
+        )
 
     def backward(self, loss: torch.Tensor, **kwargs: Any) -> None:
         """Backward the (scaled, for float16) loss, counting one micro-step."""

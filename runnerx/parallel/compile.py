@@ -59,12 +59,27 @@ def compile_model(model: nn.Module, cfg: Any) -> list[nn.Module]:
     if options.get("mode") is not None:
         check_choice(options["mode"], COMPILE_MODES, "compile.mode")
     check_choice(options.pop("target", "train_step"), COMPILE_TARGETS, "compile.target")
+    if isinstance(options.get("backend"), str):
+        _check_backend(options["backend"])
     modules = options.pop("modules", None)
     _check_cpp_compiler(model, options)
     targets = [model] if modules is None else find_modules(model, modules, "compile.modules")
     for target in targets:
         target.compile(**options)
     return targets
+
+
+def _check_backend(backend: str) -> None:
+    """Refuse a ``compile.backend`` name that torch's backend registry lacks (debug and
+    experimental backends and those of installed plugins included), with a close match;
+    a torch whose ``list_backends`` cannot list them all lets every name through."""
+    try:
+        from torch._dynamo import list_backends
+
+        known = list_backends(exclude_tags=())
+    except (ImportError, TypeError):
+        return
+    check_choice(backend, known, "compile.backend")
 
 
 def _check_cpp_compiler(model: nn.Module, options: dict[str, Any]) -> None:

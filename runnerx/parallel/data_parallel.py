@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
+import logging
 
 import torch
 from torch import nn
 
 from runnerx.dist import get_world_size
+from runnerx.logging import print_log
 from runnerx.registry import MODEL_WRAPPERS
 
 from .steps import WrappedModelSteps
@@ -34,15 +35,17 @@ def data_parallel(module: nn.Module, device_ids: list[int] | None = None) -> nn.
         )
     devices = list(range(torch.cuda.device_count())) if device_ids is None else list(device_ids)
     if len(devices) < 2:
-        warnings.warn(
+        print_log(
             f"strategy='dp' needs at least two GPUs, but {len(devices)} are available: the "
             "model runs on one device without DataParallel",
-            stacklevel=2,
+            logger="current",
+            level=logging.WARNING,
         )
         return module
-    warnings.warn(
+    print_log(
         "strategy='dp' (DataParallel) is slower than DDP; prefer torchrun --nproc-per-node "
         f"{len(devices)} tools/train.py CONFIG --launcher pytorch",
-        stacklevel=2,
+        logger="current",
+        level=logging.WARNING,
     )
     return DataParallelModel(module, device_ids=devices)

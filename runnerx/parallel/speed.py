@@ -11,11 +11,15 @@
 
 from __future__ import annotations
 
+import itertools
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 from torch import nn
+
+from runnerx.logging import print_log
 
 from .options import check_choice
 
@@ -36,9 +40,18 @@ def apply_speed_switches(env_cfg: Mapping[str, Any] | None) -> None:
 
 def to_channels_last(model: nn.Module) -> nn.Module:
     """Store ``model``'s 4-D weights as NHWC and ask its data preprocessor (when it has a
-    ``channels_last`` attribute) to give NHWC image batches too."""
+    ``channels_last`` attribute) to give NHWC image batches too; a model with neither gets a
+    warning that the switch changes nothing for it."""
     model.to(memory_format=torch.channels_last)
     preprocessor = getattr(model, "data_preprocessor", None)
     if preprocessor is not None and hasattr(preprocessor, "channels_last"):
         preprocessor.channels_last = True
+    elif not any(t.dim() == 4 for t in itertools.chain(model.parameters(), model.buffers())):
+        print_log(
+            f"env_cfg.channels_last=True has no effect on this model ({type(model).__name__}): "
+            "it has no 4-D weights (convolutions) to store as NHWC, and its data preprocessor "
+            "has no channels_last attribute; drop env_cfg.channels_last",
+            logger="current",
+            level=logging.WARNING,
+        )
     return model

@@ -17,7 +17,7 @@ MMEngine's ``model_wrapper_cfg`` (a ``MODEL_WRAPPERS`` type) is honoured in dist
 
 from __future__ import annotations
 
-import warnings
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from runnerx.dist import get_world_size, is_distributed
+from runnerx.logging import print_log
 from runnerx.optim.checks import check_arguments
 from runnerx.registry import MODEL_WRAPPERS, STRATEGIES
 from runnerx.suggest import did_you_mean
@@ -148,8 +149,11 @@ def device_ids_of(module: nn.Module) -> list[int] | None:
 
 
 def _warn_single_process(kind: str) -> None:
-    warnings.warn(
+    """Warn, in the run's log, that the strategy ``kind`` leaves a one-process run's model as
+    it is."""
+    print_log(
         f"strategy {kind!r} is set but this is not a distributed run (one process): the model "
         "runs as it is; start several processes with torchrun ... --launcher pytorch",
-        stacklevel=3,
+        logger="current",
+        level=logging.WARNING,
     )

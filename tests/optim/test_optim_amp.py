@@ -1,5 +1,6 @@
 """AmpOptimWrapper on CPU: fp16 with a loss scaler (inf recovery), bf16 autocast, errors."""
 
+import logging
 import math
 import warnings
 
@@ -7,6 +8,7 @@ import pytest
 import torch
 from torch import nn
 
+from runnerx.logging import logger as logger_module
 from runnerx.optim import AmpOptimWrapper, OptimWrapper
 
 
@@ -127,6 +129,31 @@ def test_bf16_on_cpu_autocasts_without_a_scaler():
     train_step(wrapper, model)
     assert all(changed(before, model))
     assert "loss_scaler" not in wrapper.state_dict()
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (
+            dict(),
+            "bfloat16 on cpu (its default: optim_wrapper.dtype is not set), "
+            "with no loss scaling (bfloat16 needs none)",
+        ),
+        (dict(dtype="float16"), "float16 on cpu, with dynamic loss scaling (GradScaler)"),
+        (dict(dtype="float16", loss_scale=64), "float16 on cpu, with a fixed loss scale of 64"),
+    ],
+)
+def test_building_logs_one_line_naming_the_dtype_device_and_loss_scaling(
+    options, says, monkeypatch, caplog
+):
+    monkeypatch.setattr(logger_module, "_current_logger", logging.getLogger("amp_test"))
+    with caplog.at_level(logging.INFO, logger="amp_test"):
+        amp_wrapper(net(), **options)
+    [record] = caplog.records
+    assert record.levelno == logging.INFO
+    assert record.getMessage() == (
+        f"AmpOptimWrapper: mixed precision autocasts the forward pass to {says}"
+    )
 
 
 def test_amp_keeps_no_sync_while_accumulating():

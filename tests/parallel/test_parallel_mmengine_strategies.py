@@ -195,7 +195,7 @@ def test_activation_checkpointing_check_fn_becomes_the_classes_it_picks():
     assert checkpointing_options(model, by_dict) == {"modules": [nn.LayerNorm]}
 
 
-def test_fsdp_strategy_checkpoints_the_modules_check_fn_picks():
+def test_fsdp_strategy_checkpoints_the_modules_check_fn_picks(current_log):
     model = language_model()
     strategy = dict(
         type="FSDPStrategy",
@@ -203,8 +203,9 @@ def test_fsdp_strategy_checkpoints_the_modules_check_fn_picks():
             check_fn=dict(type=is_one_of, class_names=["TransformerBlock"])
         ),
     )
-    with pytest.warns(UserWarning, match="strategy 'FSDPStrategy' is set but this is not a dist"):
-        prepared = prepare_model(model, strategy=strategy)
+    prepared = prepare_model(model, strategy=strategy)
+    [message] = current_log
+    assert message.startswith("strategy 'FSDPStrategy' is set but this is not a distributed run")
     assert [type(block).__name__ for block in prepared.blocks] == [
         "CheckpointedTransformerBlock"
     ] * 2
@@ -368,13 +369,13 @@ def test_flexible_runner_with_a_partial_policy_trains_without_writing_the_config
     policy = functools.partial(size_based_auto_wrap_policy, min_num_params=100)
     strategy = dict(type="FSDPStrategy", model_wrapper=dict(auto_wrap_policy=policy))
     args = {key: cfg[key] for key in ("train_dataloader", "train_cfg", "optim_wrapper")}
-    with pytest.warns(UserWarning, match="strategy 'FSDPStrategy' is set but"):
-        runner = FlexibleRunner(
-            model=cfg.model, work_dir=str(tmp_path), strategy=strategy, log_level="INFO", **args
-        )
+    runner = FlexibleRunner(
+        model=cfg.model, work_dir=str(tmp_path), strategy=strategy, log_level="INFO", **args
+    )
     runner.train()
     assert runner.iter == 4 and runner.cfg_text is None
     log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
+    assert "strategy 'FSDPStrategy' is set but this is not a distributed run" in log
     assert "The config is not logged or saved as a file" in log and "functools.partial" in log
     assert not list(tmp_path.glob("*.py"))
 
@@ -515,9 +516,10 @@ def test_ddp_strategy_model_wrapper_options_reach_ddp(ranks):
     assert default[1:] != options[1:]  # broadcast_buffers: False by default, torch's with options
 
 
-def test_ddp_strategy_in_one_process_warns_with_its_own_name():
-    with pytest.warns(UserWarning, match="strategy 'DDPStrategy' is set but this is not a dist"):
-        prepared = prepare_model(language_model(), strategy=dict(type="DDPStrategy"))
+def test_ddp_strategy_in_one_process_warns_with_its_own_name(current_log):
+    prepared = prepare_model(language_model(), strategy=dict(type="DDPStrategy"))
+    [message] = current_log
+    assert message.startswith("strategy 'DDPStrategy' is set but this is not a distributed run")
     assert type(prepared).__name__ == "CharTransformerLM"
 
 

@@ -165,6 +165,12 @@ def test_compile_per_block_compiles_each_block_in_place():
     [
         (dict(mode="max_autotune"), ValueError, "did you mean 'max-autotune'"),
         (dict(backnd="eager"), KeyError, "compile.backnd is not a known key.*'backend'"),
+        (
+            dict(backend="inductr"),
+            ValueError,
+            "compile.backend='inductr' is not valid; expected one of .*'eager'.*"
+            "did you mean 'inductor'",
+        ),
         ("yes", TypeError, "compile must be True or a dict"),
         (dict(target="val_step"), ValueError, "compile.target='val_step' is not valid"),
     ],
@@ -213,6 +219,15 @@ def test_matmul_precision_and_channels_last_from_env_cfg():
         torch.set_float32_matmul_precision(before)
     assert model.conv.weight.is_contiguous(memory_format=torch.channels_last)
     assert model.data_preprocessor.channels_last is True
+
+
+def test_channels_last_on_a_model_without_4d_weights_warns_that_it_changes_nothing(current_log):
+    prepare_model(ConvBN(), env_cfg=dict(channels_last=True))  # conv weights: no warning
+    assert current_log == []
+    prepare_model(make_lm(), env_cfg=dict(channels_last=True))
+    [message] = current_log
+    assert message.startswith("env_cfg.channels_last=True has no effect on this model")
+    assert "CharTransformerLM" in message and "no 4-D weights" in message
     with pytest.raises(ValueError, match="env_cfg.matmul_precision='hi'"):
         prepare_model(ConvBN(), env_cfg=dict(matmul_precision="hi"))
 
@@ -227,12 +242,17 @@ def test_one_process_runs_the_model_unwrapped():
 
 
 @pytest.mark.parametrize("strategy", ["ddp", "FSDP", "dp"])
-def test_parallel_strategies_in_one_cpu_process_warn_and_run_the_model(strategy):
+def test_parallel_strategies_in_one_cpu_process_log_a_warning_and_run_the_model(
+    strategy, current_log
+):
     if strategy == "dp" and torch.cuda.device_count() > 1:
         pytest.skip("with several GPUs strategy='dp' wraps the model")
     model = make_lm()
-    with pytest.warns(UserWarning, match="(not a distributed run|at least two GPUs)"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # in the run's log, not a Python warning
         assert prepare_model(model, strategy=strategy) is model
+    [message] = current_log
+    assert "not a distributed run" in message or "at least two GPUs" in message
 
 
 def test_strategy_config_errors():
