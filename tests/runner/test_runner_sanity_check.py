@@ -222,7 +222,7 @@ def test_the_check_runs_as_the_val_loop_and_leaves_generators_and_modes_as_found
     run_sanity_check(runner)
     assert EVENTS.count("val_step") == 3
     # fp16=True: the device's autocast dtype, as MMEngine's loop (bfloat16 on CPU)
-    assert SEEN == {"grad": False, "autocast": torch.bfloat16, "training": False}
+    assert (SEEN["grad"], SEEN["autocast"], SEEN["training"]) == (False, torch.bfloat16, False)
     assert model.training and model.classifier.training and not model.features.training
     assert torch.equal(torch.get_rng_state(), states[0])
     assert (np.random.get_state()[1] == states[1]).all()
