@@ -178,7 +178,7 @@ class CheckpointHook(Hook):
             unused |= {"after_val_epoch", "before_run"}
         if not self.save_best and not self.published_keys and self.max_keep_ckpts <= 0:
             unused.add("after_train")
-        return [point for point in super().overridden_points() if point not in unused]
+        return self.points_without(super().overridden_points(), unused)
 
     def before_run(self, runner: Any) -> None:
         """A run starts: its validations save no checkpoint unless it trains (an earlier

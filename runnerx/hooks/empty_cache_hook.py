@@ -38,7 +38,8 @@ class EmptyCacheHook(Hook):
 
     def overridden_points(self) -> list[str]:
         """The points chosen for this instance."""
-        return [point for point in super().overridden_points() if point in self._points]
+        points = super().overridden_points()
+        return self.points_without(points, [point for point in points if point not in self._points])
 
     def _empty_cache(self, point: str) -> None:
         # empty_cache itself does nothing until CUDA has been initialised

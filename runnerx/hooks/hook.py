@@ -21,6 +21,7 @@ overrides, so a point a hook does not use costs nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
@@ -246,6 +247,13 @@ class Hook:
             if implemented(generic):
                 points.update(stood_for)
         return [point for point in HOOK_POINTS if point in points]
+
+    def points_without(self, points: list[str], unused: Iterable[str]) -> list[str]:
+        """``points`` (a subclass's ``super().overridden_points()``) less the ``unused`` ones
+        (points its configuration never acts at), except those set on the instance: a patch
+        (``hook.after_train_iter = Mock()``) is called whatever the configuration."""
+        own, unused = getattr(self, "__dict__", {}), set(unused)
+        return [point for point in points if point not in unused or callable(own.get(point))]
 
     def get_triggered_stages(self) -> list[str]:
         """MMEngine's name for :meth:`overridden_points`."""

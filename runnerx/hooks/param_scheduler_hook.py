@@ -59,11 +59,11 @@ class ParamSchedulerHook(Hook):
         """Once ``before_train`` found no scheduler stepping by iteration, leave out
         ``after_train_iter`` (the train loop asks after ``before_train``), unless a subclass
         implements it anew."""
-        points = super().overridden_points()
         own = type(self).after_train_iter is ParamSchedulerHook.after_train_iter
-        if own and self._source is not _UNSORTED and not self._by_iter:
-            points.remove("after_train_iter")
-        return points
+        idle = own and self._source is not _UNSORTED and not self._by_iter
+        return self.points_without(
+            super().overridden_points(), ["after_train_iter"] if idle else []
+        )
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None

@@ -129,10 +129,10 @@ class ProfilerHook(Hook):
         stepping per iteration (``by_epoch=True`` without a schedule)."""
         if self._finished:
             return []
-        points = super().overridden_points()
-        if self.by_epoch and self._schedule is None:
-            points.remove("after_train_iter")
-        return points
+        idle = self.by_epoch and self._schedule is None
+        return self.points_without(
+            super().overridden_points(), ["after_train_iter"] if idle else []
+        )
 
     def before_train(self, runner: Any) -> None:
         """Check ``profile_times`` and ``schedule`` against the run, then start profiling."""

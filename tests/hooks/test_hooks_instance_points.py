@@ -7,7 +7,14 @@ from unittest.mock import Mock
 
 import pytest
 
-from runnerx.hooks import Hook, check_hook_points, format_hook_table
+from runnerx.hooks import (
+    CheckpointHook,
+    EmptyCacheHook,
+    Hook,
+    ParamSchedulerHook,
+    check_hook_points,
+    format_hook_table,
+)
 from tests.hooks.test_hooks_with_runner import make_runner
 
 ONE_EPOCH = dict(by_epoch=True, max_epochs=1)  # 4 iterations
@@ -70,3 +77,21 @@ def test_a_mock_set_on_the_instance_passes_the_check():
     hook.after_train_iter = Mock()
     hook.before_train = lambda runner, **kwargs: None
     assert check_hook_points(hook) == []
+
+
+@pytest.mark.parametrize(
+    ("hook", "point"),
+    [
+        (lambda: CheckpointHook(interval=1, by_epoch=True), "after_train_iter"),
+        (lambda: ParamSchedulerHook(), "after_train_iter"),
+        (lambda: EmptyCacheHook(after_iter=False), "after_train_iter"),
+    ],
+)
+def test_a_patched_point_a_builtin_hook_leaves_out_is_called(hook, point):
+    # the point this configuration never acts at is left out, unless the instance sets it
+    built = hook()
+    if isinstance(built, ParamSchedulerHook):
+        built._source, built._by_iter = "found", False  # before_train found none by iteration
+    assert point not in built.overridden_points()
+    setattr(built, point, Mock())
+    assert point in built.overridden_points()
