@@ -22,7 +22,7 @@ from runnerx.data.worker_init import worker_init_fn as default_worker_init_fn
 from runnerx.dist import get_rank, get_world_size
 from runnerx.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, DefaultScope, NotRegisteredError
 from runnerx.registry.errors import mark_wrapped
-from runnerx.suggest import close_matches
+from runnerx.suggest import did_you_mean
 
 # Keys build_dataloader turns into objects itself; every other key goes to DataLoader.
 _BUILT_HERE = (
@@ -180,15 +180,16 @@ def _refuse_empty(loader: DataLoader, cfg_key: str) -> None:
 
 def _check_keys(cfg: dict[str, Any], cfg_key: str) -> None:
     known = (*_BUILT_HERE, *_LOADER_OPTIONS)
+    # shuffle is accepted only to be refused below with the sampler to write: not offered
+    offered = [key for key in known if key != "shuffle"]
     for key in cfg:
         if key in known:
             continue
-        close = close_matches(str(key), known, n=3)
-        hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+        hint = did_you_mean(key, offered, n=3, form="did you mean {}? ")
         raise mark_wrapped(
             TypeError(
                 f"{cfg_key}.{key} is not a dataloader option; {hint}(the options: "
-                f"{', '.join(known)})"
+                f"{', '.join(offered)})"
             )
         )
     for key, least in (("batch_size", 1), ("num_workers", 0), ("prefetch_factor", 1)):

@@ -82,6 +82,13 @@ def test_shuffle_in_the_dataloader_config_points_to_the_sampler():
         build_dataloader(digits_cfg(shuffle=True))
 
 
+def test_the_options_listed_for_an_unknown_key_leave_out_shuffle():
+    # shuffle is refused with the sampler to write: the list must not offer it
+    with pytest.raises(TypeError, match="not a dataloader option") as info:
+        build_dataloader(digits_cfg(shufle=True))
+    assert "'shuffle'" not in str(info.value) and ", shuffle," not in str(info.value)
+
+
 def test_worker_only_options_are_dropped_with_a_warning_without_workers():
     with pytest.warns(UserWarning, match="persistent_workers and prefetch_factor only apply"):
         loader = build_dataloader(digits_cfg(persistent_workers=True, prefetch_factor=4))
