@@ -26,13 +26,17 @@ from typing import Any, TypeVar
 
 from torch import nn
 
-from runnerx.logging import print_log
 from runnerx.suggest import close_matches
 
 from .op_counters import DEFAULT_ACTIVATION_HANDLES, DEFAULT_FLOP_HANDLES, IGNORED_OPS, Handle
 from .op_tracker import CountSpec, Statistics, collect_statistics, module_aliases
 
 T = TypeVar("T", bound="ModelAnalysis")
+
+_logger = logging.getLogger(__name__)
+#: the warnings already logged: each once per process, as MMEngine's logger drops a repeated
+#: warning (a flop then an activation analysis, or one analysis per model in a script)
+_LOGGED: set[str] = set()
 
 _WARNING_MODES = ("all", "no_tracer_warning", "none")
 _ANCESTOR_MODES = ("owner", "caller")
@@ -183,8 +187,7 @@ class ModelAnalysis:
         self._stats = stats
         if self._warn_unsupported:
             for op, times in stats.unsupported_ops[""].items():
-                message = f"Unsupported operator {op} encountered {times} time(s)"
-                print_log(message, "current", logging.WARNING)
+                _warn_once(f"Unsupported operator {op} encountered {times} time(s)")
         named = dict(self._model.named_modules())
         uncalled = sorted(
             name
@@ -192,13 +195,19 @@ class ModelAnalysis:
             if name in named and type(named[name]).forward not in _NO_FORWARD
         )
         if self._warn_uncalled and uncalled:
-            print_log(
+            _warn_once(
                 "These submodules never ran during the forward, so they show no statistics "
                 "(unused, or reached through .forward() or another method: then their work "
-                f"counts for the module calling them): {', '.join(uncalled)}",
-                "current",
-                logging.WARNING,
+                f"counts for the module calling them): {', '.join(uncalled)}"
             )
+
+
+def _warn_once(message: str) -> None:
+    """Log ``message`` as a WARNING of ``runnerx.analysis`` (shown by the running Runner's
+    logger, else by ``logging``'s defaults on stderr) unless this process logged it before."""
+    if message not in _LOGGED:
+        _LOGGED.add(message)
+        _logger.warning(message)
 
 
 def analyze_together(*analyses: ModelAnalysis) -> None:

@@ -4,7 +4,9 @@ The analysers watch the aten ops that reach the dispatcher (below autograd), whe
 torch functions arrive decomposed: ``F.linear`` as ``addmm`` or ``mm``, ``a @ b`` as ``bmm``,
 ``nn.AdaptiveAvgPool2d(1)`` as ``mean``. Each op gets a *key* in the TorchScript names that
 MMEngine's handles and ignore lists use (``'aten::linear'``, ``'aten::_convolution'``,
-``'aten::batch_norm'``...), so that ``set_op_handle('aten::batch_norm', None)`` means the same.
+``'aten::batch_norm'``...), so that ``set_op_handle('aten::batch_norm', None)`` means the same;
+the ops emitted by ``F.linear`` and a few modules' forwards are gathered back under the one op
+MMEngine's trace sees (see ``op_key``).
 
 A handle is ``handle(inputs, outputs) -> number | Counter``: ``inputs`` are the aten op's
 arguments in its schema's order (keyword arguments filled in, tensors as tensors), ``outputs``
@@ -21,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from torch import Tensor, nn
+from torch.nn import functional as F
 
 #: ``handle(inputs, outputs)`` -> a count, or a Counter of counts by operator name
 Handle = Callable[[list[Any], list[Any]], "int | float | Counter[str]"]
@@ -58,11 +61,15 @@ _SCRIPT_NAMES = {
     "_scaled_dot_product_cudnn_attention": "scaled_dot_product_attention",
 }
 
-#: modules whose forward MMEngine's trace records as one op: the op's key, and the aten ops
-#: emitted directly by the module that carry its cost; the module's other ops (views, a
-#: bias add after ``mm``, dropout's mask) are part of that one op and are not reported
+#: calls MMEngine's trace records as one op, wherever they are called from: torch functions
+#: (the tracker watches for them at the torch-function level: ``nn.Linear`` and
+#: ``nn.MultiheadAttention`` call ``F.linear``) and modules' forwards. For each, the op's key
+#: and the aten ops emitted directly by the call that carry its cost; the call's other ops
+#: (views, a bias add after ``mm``, dropout's mask) are part of that one op, not reported
+FUNCTION_OPS: dict[Callable, tuple[str, frozenset[str]]] = {
+    F.linear: ("aten::linear", frozenset({"addmm", "mm", "mv"})),
+}
 _MODULE_OPS: dict[Callable, tuple[str, frozenset[str]]] = {
-    nn.Linear.forward: ("aten::linear", frozenset({"addmm", "mm", "mv"})),
     nn.InstanceNorm1d.forward: ("aten::instance_norm", _BATCH_NORM_OPS),
     nn.AdaptiveAvgPool1d.forward: (
         "aten::adaptive_avg_pool1d",
@@ -95,12 +102,13 @@ IGNORED_OPS = frozenset(
 )
 
 
-def op_key(op_name: str, module: nn.Module) -> tuple[str, bool]:
-    """The key of aten op ``op_name`` (``'addmm'``) emitted directly by ``module``, and
-    whether it is counted (False: it is part of the module's single op, not reported)."""
-    module_op = _MODULE_OPS.get(type(module).forward)
-    if module_op is not None:
-        key, counted_ops = module_op
+def op_key(op_name: str, caller: Callable) -> tuple[str, bool]:
+    """The key of aten op ``op_name`` (``'addmm'``) emitted directly by ``caller`` (the
+    running function of ``FUNCTION_OPS``, else the running module's ``forward``), and
+    whether it is counted (False: it is part of the call's single op, not reported)."""
+    call_op = FUNCTION_OPS.get(caller) or _MODULE_OPS.get(caller)
+    if call_op is not None:
+        key, counted_ops = call_op
         return key, op_name in counted_ops
     return "aten::" + _SCRIPT_NAMES.get(op_name, op_name), True
 

@@ -1,7 +1,9 @@
 """Run a model once and attribute every aten op to the modules running it.
 
 A ``TorchDispatchMode`` sees each op that reaches the dispatcher; forward pre/post hooks on
-every submodule keep the stack of modules whose ``__call__`` is running. An op belongs to the
+every submodule keep the stack of modules whose ``__call__`` is running, and a
+``TorchFunctionMode`` marks the ops emitted inside the torch functions MMEngine's trace
+records as one op (``F.linear``). An op belongs to the
 innermost module and its ancestors by name (``'owner'``), or to every module on the stack
 (``'caller'``). No tracing: the model runs eagerly, so data-dependent Python control flow
 takes the branch these inputs take.
@@ -15,10 +17,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from torch import nn
+from torch.nn import functional as F
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .op_counters import Handle, op_key, script_layout
+from .op_counters import FUNCTION_OPS, Handle, op_key, script_layout
 
 
 @dataclass
@@ -91,6 +96,38 @@ class _OpRecorder(TorchDispatchMode):
         return out
 
 
+#: calls a function one ``__torch_function__`` hop down, so that a mode stays active for the
+#: calls inside a Python torch function; only in newer torch
+_redispatch = getattr(torch.overrides, "redispatch_function", None)
+
+
+class _FunctionWatcher(TorchFunctionMode):
+    """Keeps ``running`` (a stack) of the calls to functions of ``FUNCTION_OPS`` in progress.
+
+    A mode does not see the calls made inside a Python torch function; it is let into those
+    of ``torch.nn.functional`` (``F.multi_head_attention_forward`` calls ``F.linear``) where
+    torch can redispatch, and not elsewhere (``Tensor`` methods call themselves through
+    ``super()``, which would recurse).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running: list[Any] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in FUNCTION_OPS:
+            self.running.append(func)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self.running.pop()
+        if _redispatch is not None and getattr(func, "__module__", None) == F.__name__:
+            with self:
+                return _redispatch(func, types, args, kwargs)
+        return func(*args, **kwargs)
+
+
 def collect_statistics(
     model: nn.Module,
     inputs: Any,
@@ -111,10 +148,12 @@ def collect_statistics(
     stack: list[tuple[nn.Module, str]] = [(model, root_name)]
     called: set[str] = set()
     seen: list[set[str]] = [set() for _ in specs]
+    functions = _FunctionWatcher()
 
     def on_op(func: Any, args: tuple, kwargs: dict, out: Any) -> None:
         module, innermost = stack[-1]
-        key, counted = op_key(func.overloadpacket.__name__, module)
+        caller = functions.running[-1] if functions.running else type(module).forward
+        key, counted = op_key(func.overloadpacket.__name__, caller)
         callers = {name for _, name in stack}
         handle_inputs = None
         for spec, stats, spec_seen in zip(specs, results, seen):
@@ -152,7 +191,7 @@ def collect_statistics(
         with warnings.catch_warnings():
             if silence_warnings:
                 warnings.simplefilter("ignore")
-            with _OpRecorder(on_op):
+            with functions, _OpRecorder(on_op):
                 if isinstance(inputs, tuple):
                     model(*inputs)
                 else:

@@ -21,6 +21,7 @@ from runnerx.analysis import (
     parameter_count,
     parameter_count_table,
 )
+from runnerx.analysis import analyzers as analyzers_module
 from runnerx.model.examples.char_transformer import CharTransformerLM
 from runnerx.model.examples.digits_convnet import DigitsConvNet
 
@@ -136,6 +137,36 @@ def test_linear_on_3d_inputs_matches_mmengine(contiguous):
     assert flops.unsupported_ops() == mm_flops.unsupported_ops() == Counter()
 
 
+class FunctionalLinear(nn.Module):
+    """nn.MultiheadAttention (its projections call F.linear) and an nn.Linear reached
+    through .forward(): MMEngine's trace sees both as aten::linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(16, 2, batch_first=True)
+        self.proj = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj.forward(self.attn(x, x, x)[0])
+
+
+@pytest.mark.skipif(
+    not hasattr(torch.overrides, "redispatch_function"),
+    reason="older torch: F.linear inside F.multi_head_attention_forward is not seen",
+)
+def test_functional_linear_counts_as_aten_linear_like_mmengine():
+    model, inputs = FunctionalLinear(), (torch.randn(2, 5, 16),)
+    (flops, acts), (mm_flops, mm_acts) = analyzers(model, inputs)
+    assert flops.by_operator() == mm_flops.by_operator()
+    assert set(flops.by_operator()) == {"linear", "bmm"}
+    assert acts.by_operator() == mm_acts.by_operator()
+    # a handle for aten::linear reaches the projections (total: 3 linears + 1600 bmm flops)
+    flops.set_op_handle("aten::linear", lambda inputs, outputs: 1)
+    mm_flops.set_op_handle("aten::linear", lambda inputs, outputs: 1)
+    assert flops.by_module() == mm_flops.by_module()
+    assert flops.total() == 1603
+
+
 def test_written_out_attention_matches_mmengine_per_module():
     """matmul and einsum reach the dispatcher as mm/bmm: same numbers, other op names."""
     assert_same_counts(MatmulAttention(), (torch.randn(2, 5, 16),))
@@ -228,6 +259,18 @@ def test_set_op_handle_ignores_or_adds_ops():
     pooled, unsupported = flop_count(model, inputs, {"aten::max_pool2d": lambda i, o: o[0].numel()})
     assert pooled["max_pool2d"] == pytest.approx(8 * 4 * 4 / 1e9)
     assert "aten::max_pool2d" not in unsupported
+
+
+def test_analysis_warnings_are_logged_once_per_process(logged_warnings, monkeypatch):
+    """As WARNINGs of runnerx.analysis (MMEngine's logger drops repeats), not printed."""
+    monkeypatch.setattr(analyzers_module, "_LOGGED", set())
+    messages = logged_warnings("runnerx.analysis")
+    model = nn.ModuleDict({"used": nn.Linear(4, 4), "unused": nn.Linear(4, 4)})
+    model.forward = lambda x: F.gelu(model["used"](x))
+    for analyzer in (FlopAnalyzer, ActivationAnalyzer, FlopAnalyzer):
+        analyzer(model, (torch.randn(2, 4),)).total()
+    assert messages[0] == "Unsupported operator aten::gelu encountered 1 time(s)"
+    assert len(messages) == 2 and messages[1].endswith("calling them): unused")
 
 
 def test_bad_arguments_say_what_was_expected():
