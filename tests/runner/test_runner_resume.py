@@ -437,17 +437,6 @@ def one_epoch(tmp_path) -> Path:
     return tmp_path / "first" / "epoch_1.pth"
 
 
-@pytest.mark.parametrize("word", ["last", "auto"])
-def test_resume_last_or_auto_resumes_the_newest_checkpoint(tmp_path, one_epoch, word):
-    # Lightning's ckpt_path='last', OpenMMLab's --resume auto: resume=True's meaning
-    cfg = digits_cfg(one_epoch.parent, resume=word)
-    cfg.default_hooks.checkpoint = dict(type="CheckpointHook", interval=1)
-    runner = Runner.from_cfg(cfg)
-    runner.train()
-    log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
-    assert f"resumed from {one_epoch}: 1 epoch (23 iterations) done, " in log
-
-
 def test_resuming_from_a_weights_only_checkpoint_says_what_starts_over(tmp_path, one_epoch):
     checkpoint = load_checkpoint(one_epoch)
     weights_only = tmp_path / "published.pth"
