@@ -27,3 +27,12 @@ def test_resume_last_or_auto_resumes_the_newest_checkpoint(tmp_path, one_epoch, 
     runner.train()
     log = Path(runner.log_dir, f"{runner.timestamp}.log").read_text()
     assert f"resumed from {one_epoch}: 1 epoch (23 iterations) done, " in log
+
+
+def test_resume_last_needs_a_checkpoint_where_auto_starts_afresh(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"resume='last': .* has no last_checkpoint file"):
+        Runner.from_cfg(digits_cfg(tmp_path / "last", resume="last")).train()
+    cfg = digits_cfg(tmp_path / "auto", resume="auto", **{"train_cfg.max_epochs": 1})
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    assert runner.iter == 23
