@@ -10,6 +10,7 @@ training). Reading uses ``torch.load(weights_only=True)``, which runs no pickled
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -70,7 +71,8 @@ _TORCH_SAVE_HEADS = (b"PK\x03\x04", b"PK\x05\x06", b"\x80\x02\x8a\nl\xfc\x9cF\xf
 def read_checkpoint(source: Any, name: str, map_location: Any, unsafe_load: bool) -> Any:
     """``torch.load`` of ``source`` (a path or a seekable file object), safely unless
     ``unsafe_load``. A file that ``torch.save`` did not write (a text file, a log, a bare
-    pickle) is a ValueError naming ``name``; one cut short is a RuntimeError naming it."""
+    pickle) is a ValueError naming ``name``; one cut short is a RuntimeError naming it; a
+    read that fails (an I/O error of the disk) is the same OSError naming it."""
     head = _head(source)
     if head is not None and not head.startswith(_TORCH_SAVE_HEADS):
         what = f"it starts with {head[:16]!r}" if head else "it is empty"
@@ -85,9 +87,21 @@ def read_checkpoint(source: Any, name: str, map_location: Any, unsafe_load: bool
     except RuntimeError as error:
         if "PytorchStreamReader" not in str(error):
             raise
-        raise RuntimeError(
-            f"{name} is not a complete checkpoint (truncated or not written by torch.save): {error}"
-        ) from error
+        raise _incomplete(name, error) from error
+    except OSError as error:
+        if error.filename is not None or error.errno is None:  # names its file, or no errno
+            raise
+        # torch's zip reader raises a bare EINVAL when a torn archive's directory points
+        # past the file's end; any other errno is a real I/O error, raised naming the file
+        if error.errno == errno.EINVAL:
+            raise _incomplete(name, error) from error
+        raise OSError(error.errno, error.strerror, name) from error
+
+
+def _incomplete(name: str, error: BaseException) -> RuntimeError:
+    return RuntimeError(
+        f"{name} is not a complete checkpoint (truncated or not written by torch.save): {error}"
+    )
 
 
 def _head(source: Any) -> bytes | None:

@@ -50,7 +50,10 @@ def atomic_write(
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.")
+    except OSError as error:  # it names a temporary file that was never created
+        _raise_naming_the_file(error, path, f"cannot create a file in {folder}")
     try:
         mode, options = ("wb", {}) if binary else ("w", {"encoding": encoding})
         with os.fdopen(handle, mode, **options) as file:
@@ -72,7 +75,9 @@ def _underlying(error: BaseException) -> BaseException:
     """What to report for ``error`` from the block of :func:`atomic_write`: a KeyboardInterrupt
     in its chain (Ctrl-C is what happened, whatever failed while it unwound), or the OSError
     (a full disk) under the RuntimeError that torch's zip writer raises when it closes an
-    archive whose write failed (``unexpected pos 53120 vs 53072``); else ``error`` itself."""
+    archive whose write failed (``unexpected pos 53120 vs 53072``); else ``error`` itself,
+    without such a RuntimeError, or the same OSError, as its context (closing the file
+    flushed into the full disk again)."""
     seen = set()
     link: BaseException | None = error
     while link is not None and id(link) not in seen:
@@ -88,6 +93,10 @@ def _underlying(error: BaseException) -> BaseException:
         and _raised_in_torch(error)
     ):
         return _alone(inner, error)
+    if isinstance(error, OSError) and error.errno is not None:
+        torch_noise = isinstance(inner, RuntimeError) and _raised_in_torch(inner)
+        if torch_noise or (isinstance(inner, OSError) and inner.errno == error.errno):
+            error.__suppress_context__ = True
     return error
 
 
@@ -105,10 +114,11 @@ def _raised_in_torch(error: BaseException) -> bool:
     return frame is not None and frame.tb_frame.f_globals.get("__name__", "").startswith("torch")
 
 
-def _raise_naming_the_file(error: BaseException, path: str | None) -> NoReturn:
+def _raise_naming_the_file(error: BaseException, path: str | None, doing: str = "") -> NoReturn:
     """Raise a disk's error while writing ``path`` (``[Errno 28] No space left on device``,
     which names no file, or one naming the temporary file) as the same kind of OSError naming
-    ``path``; any other error (or one for no ``path``: an action) as it is."""
+    ``path`` (saying what failed, ``doing``, when given); any other error (or one for no
+    ``path``: an action) as it is."""
     if path is None or not isinstance(error, OSError) or error.errno is None:
         raise error
     named = error.filename is not None and not os.path.basename(str(error.filename)).startswith(
@@ -116,7 +126,8 @@ def _raise_naming_the_file(error: BaseException, path: str | None) -> NoReturn:
     )
     if named:
         raise error
-    raise OSError(error.errno, error.strerror, path) from error
+    strerror = f"{error.strerror} ({doing})" if doing else error.strerror
+    raise OSError(error.errno, strerror, path) from error
 
 
 def after_pending_writes(function: Callable[[], object], independent: bool = False) -> None:

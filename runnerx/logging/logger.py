@@ -145,7 +145,28 @@ def get_run_logger(
 
 def _close_handlers(handlers: list[logging.Handler]) -> None:
     for handler in list(handlers):
-        handler.close()
+        try:
+            handler.close()
+        except OSError as error:  # its last lines could not be flushed (a full disk)
+            _log_file_failed(handler, error)
+
+
+#: set on a log-file handler once it has said that it cannot write its file
+_FAILED = "_runnerx_log_file_failed"
+
+
+def _log_file_failed(handler: logging.Handler, error: BaseException | None) -> None:
+    """Say once, in one line on stderr, that ``handler`` cannot write its log file (a full
+    disk), in place of Python's ``--- Logging error ---`` dump for every record."""
+    if getattr(handler, _FAILED, False) or not logging.raiseExceptions:
+        return
+    setattr(handler, _FAILED, True)
+    path = getattr(handler, "baseFilename", handler)
+    print(
+        f"runnerx: cannot write the log file {path} ({error}); lines may be missing from it, "
+        "the console shows them",
+        file=sys.stderr,
+    )
 
 
 def make_logger_current(logger: logging.Logger) -> None:
@@ -287,6 +308,7 @@ def _set_log_file(
     os.makedirs(os.path.dirname(path), exist_ok=True)
     handler = _file_handler(path, handler_cfg)
     setattr(handler, _HANDLER_CFG, handler_cfg)
+    handler.handleError = lambda record: _log_file_failed(handler, sys.exc_info()[1])
     handler.setFormatter(_LevelFormatter(colour=False))
     handler.setLevel(level)
     logger.addHandler(handler)

@@ -13,6 +13,7 @@ import warnings
 from typing import Any
 
 from runnerx.dist import master_only
+from runnerx.fileio.atomic import atomic_write
 from runnerx.registry import VISBACKENDS
 
 
@@ -107,10 +108,11 @@ class LocalVisBackend(BaseVisBackend):
 
     @master_only
     def add_config(self, config: Any, **kwargs: Any) -> None:
-        """Write the config's text to ``config_save_file``."""
-        os.makedirs(self._save_dir, exist_ok=True)
-        with open(self._config_path, "w", encoding="utf-8") as file:
-            file.write(_config_text(config))
+        """Write the config's text to ``config_save_file`` (whole or not at all: a failed
+        write, on a full disk say, names the file and leaves none)."""
+        text = _config_text(config)
+        with atomic_write(self._config_path) as file:
+            file.write(text)
 
     @master_only
     def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:

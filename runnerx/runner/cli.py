@@ -150,15 +150,19 @@ def report_failure(runner: Any, action: str, error: BaseException) -> bool:
 
     On rank 0 an error is logged at ERROR with its traceback (console and the work dir's
     ``.log``), and Ctrl-C as one line that says where training stopped and which checkpoint
-    ``--resume`` continues from. Another rank, which writes no log file, prints the traceback
-    and ``rank N failed: <error>`` to its stderr, and nothing after Ctrl-C (rank 0 says it).
-    A SystemExit is not reported."""
+    ``--resume`` continues from; an error whose message says all there is to know (another
+    run holds the work dir) as one line too. Another rank, which writes no log file, prints the
+    traceback and ``rank N failed: <error>`` to its stderr, and nothing after Ctrl-C (rank 0
+    says it). A SystemExit is not reported."""
     if not isinstance(error, (Exception, KeyboardInterrupt)):
         return False
     where = _progress(runner, action)
     if isinstance(error, KeyboardInterrupt):
         if runner.rank == 0:
             runner.logger.warning(f"{action} interrupted (Ctrl-C){where}")
+        return True
+    if runner.rank == 0 and isinstance(error, _one_line_errors()):
+        runner.logger.error(f"{action} failed: {type(error).__name__}: {error}")
         return True
     if runner.rank == 0:
         peer = _lost_a_peer(error) if runner.world_size > 1 else ""
@@ -168,6 +172,13 @@ def report_failure(runner: Any, action: str, error: BaseException) -> bool:
     traceback.print_exception(error)
     print(f"rank {runner.rank} failed: {type(error).__name__}: {first_line}", file=sys.stderr)
     return True
+
+
+def _one_line_errors() -> tuple[type[BaseException], ...]:
+    """Errors whose traceback tells a user nothing that their message does not."""
+    from runnerx.runner.work_dir_lock import WorkDirInUseError
+
+    return (WorkDirInUseError,)
 
 
 def _report_build_failure(error: BaseException, logger_before: logging.Logger) -> bool:

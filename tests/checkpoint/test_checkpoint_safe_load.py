@@ -4,6 +4,7 @@ refused by name, runs nothing, and loads only with the unsafe_load opt-in."""
 from __future__ import annotations
 
 import collections
+import errno
 import os
 import pickle
 import random
@@ -125,12 +126,35 @@ def test_a_trained_runners_checkpoint_loads_safely(make_runner):
 def test_a_torn_file_is_reported_as_incomplete(tmp_path):
     path = tmp_path / "whole.pth"
     save_checkpoint({"w": torch.zeros(1000)}, path)
-    torn = tmp_path / "torn.pth"
-    torn.write_bytes(path.read_bytes()[: os.path.getsize(path) // 2])
-    with pytest.raises(RuntimeError, match="not a complete checkpoint"):
+    whole = path.read_bytes()
+    # cut in half, torch's reader finds no central directory (a RuntimeError); cut near its
+    # end, the directory points past the end and it raises a bare OSError EINVAL
+    for kept in (len(whole) // 2, len(whole) - 10):
+        torn = tmp_path / "torn.pth"
+        torn.write_bytes(whole[:kept])
+        for unsafe in (False, True):
+            with pytest.raises(RuntimeError, match=f"{torn} is not a complete checkpoint"):
+                load_checkpoint(torn, unsafe_load=unsafe)
+    with pytest.raises(RuntimeError) as caught:
         load_checkpoint(torn)
+    assert isinstance(caught.value.__cause__, OSError)  # torch's own error stays chained
+    assert caught.value.__cause__.errno == errno.EINVAL
     with pytest.raises(FileNotFoundError, match="missing.pth"):
         load_checkpoint(tmp_path / "missing.pth")
+
+
+def test_an_io_error_while_reading_names_the_file_and_keeps_its_errno(tmp_path, monkeypatch):
+    path = tmp_path / "whole.pth"
+    save_checkpoint({"w": torch.zeros(10)}, path)
+
+    def failing_load(*args, **kwargs):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(torch, "load", failing_load)
+    with pytest.raises(OSError) as caught:
+        load_checkpoint(path)
+    assert caught.value.errno == errno.EIO and caught.value.filename == str(path)
+    assert "is not a complete checkpoint" not in str(caught.value)
 
 
 def test_files_torch_save_did_not_write_are_named_as_such(tmp_path):

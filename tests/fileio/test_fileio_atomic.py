@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import errno
 import os
+import tempfile
 import threading
+import traceback
 
 import pytest
 import torch
@@ -159,3 +161,54 @@ def test_the_blocks_own_runtime_error_over_an_os_error_is_raised_as_it_is(tmp_pa
         except OSError:
             raise RuntimeError("no config")  # noqa: B904 (an implicit context, as torch's)
     assert os.listdir(tmp_path) == []
+
+
+class FullOnClose(CutShort):
+    """A :class:`CutShort` file whose close fails too (the buffered rest cannot be flushed)."""
+
+    def __enter__(self) -> FullOnClose:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.file.close()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("writer", ["torch.save", "write"])
+def test_a_close_that_fails_again_shows_the_disks_error_once(tmp_path, monkeypatch, writer):
+    real_fdopen = os.fdopen
+    full = OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(
+        os,
+        "fdopen",
+        lambda *args, **kwargs: FullOnClose(real_fdopen(*args, **kwargs), full, 20_000),
+    )
+    path = tmp_path / "iter_40.pth"
+    with pytest.raises(OSError) as raised, atomic_write(path, binary=True) as file:
+        if writer == "torch.save":  # its zip writer raises "unexpected pos ..." over the error
+            torch.save({"w": torch.zeros(10_000)}, file)
+        else:
+            file.write(bytes(30_000))
+    assert str(raised.value) == f"[Errno 28] No space left on device: '{path}'"
+    closing = raised.value.__cause__
+    assert isinstance(closing.__context__, RuntimeError if writer == "torch.save" else OSError)
+    shown = "".join(traceback.format_exception(raised.value))
+    assert "unexpected pos" not in shown and "inline_container" not in shown
+    assert shown.count("OSError: [Errno 28]") == 2  # the close's error, then the one naming path
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EROFS])
+def test_a_folder_that_takes_no_new_file_is_named_not_the_temporary_file(
+    tmp_path, monkeypatch, code
+):
+    def refused(dir, prefix):
+        raise OSError(code, os.strerror(code), os.path.join(dir, f"{prefix}fdmok2f2"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    path = tmp_path / "iter_80.pth"
+    with pytest.raises(OSError) as raised, atomic_write(path, binary=True):
+        pytest.fail("the block ran without a file")
+    assert raised.value.errno == code and raised.value.filename == str(path)
+    assert f"cannot create a file in {tmp_path}" in str(raised.value)
+    assert "fdmok2f2" not in str(raised.value)

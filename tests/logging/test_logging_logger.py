@@ -1,6 +1,7 @@
 """get_logger / get_run_logger / print_log: layout, colour on the console only, ranks, no
 duplicate handlers, the current run's logger."""
 
+import errno
 import logging
 import os
 import re
@@ -188,3 +189,39 @@ def test_a_runner_dropped_without_a_run_closes_its_log_file(tmp_path):
     unclosed = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert not [message for message in unclosed if log_file in message]
     assert Path(log_file).read_text()  # what it logged is there
+
+
+class FullDisk:
+    """A log file's stream on a full disk: nothing can be written, flushed or closed."""
+
+    def write(self, *text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    flush = close = write
+
+
+def test_a_log_file_that_cannot_be_written_says_so_once_in_one_line(tmp_path, capsys):
+    logger = get_run_logger(tmp_path / "run.log", rank=0)
+    (handler,) = [h for h in logger.handlers if hasattr(h, "baseFilename")]
+    handler.stream.close()
+    handler.stream = FullDisk()
+    logger.info("Config:\nmodel = dict(type='Net')")
+    try:
+        raise ValueError("the run failed")
+    except ValueError:
+        logger.exception("train failed:")
+    logger_module._close_handlers(logger.handlers)  # the flush on close fails too
+    err = capsys.readouterr().err
+    assert err == (
+        f"runnerx: cannot write the log file {tmp_path / 'run.log'} ([Errno 28] No space left on "
+        "device); lines may be missing from it, the console shows them\n"
+    )
+
+
+def test_closing_a_log_file_that_cannot_be_flushed_raises_nothing(tmp_path, capsys):
+    logger = get_run_logger(tmp_path / "run.log", rank=0)
+    (handler,) = [h for h in logger.handlers if hasattr(h, "baseFilename")]
+    handler.stream.close()
+    handler.stream = FullDisk()
+    logger_module._close_handlers(logger.handlers)
+    assert capsys.readouterr().err.count("cannot write the log file") == 1

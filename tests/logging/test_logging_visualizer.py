@@ -1,6 +1,8 @@
 """Visualizer and its backends: JSON lines on disk, TensorBoard events read back."""
 
+import errno
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,6 +52,17 @@ def test_local_backend_writes_the_extra_file_path_and_the_config(tmp_path):
     # the config is Python text: a .json name would hold a file no JSON reader takes
     with pytest.raises(ValueError, match=r"config_save_file must end with \.py, got 'c\.json'"):
         LocalVisBackend(tmp_path, config_save_file="c.json")
+
+
+def test_a_config_the_disk_cannot_take_is_named_and_leaves_no_file(tmp_path, monkeypatch):
+    def full(descriptor):  # the disk fills while the config's text is flushed
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    backend = LocalVisBackend(tmp_path / "vis_data")
+    with pytest.raises(OSError, match=r"\[Errno 28\] No space left on device: '.*config\.py'$"):
+        backend.add_config(Config(dict(lr=0.1)))
+    assert os.listdir(tmp_path / "vis_data") == []  # no empty config.py, no temporary file
 
 
 def test_visualizer_from_config_writes_into_save_dir_vis_data(tmp_path):
