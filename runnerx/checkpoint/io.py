@@ -14,6 +14,7 @@ import errno
 import logging
 import os
 import re
+import zipfile
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -96,6 +97,26 @@ def read_checkpoint(source: Any, name: str, map_location: Any, unsafe_load: bool
         if error.errno == errno.EINVAL:
             raise _incomplete(name, error) from error
         raise OSError(error.errno, error.strerror, name) from error
+
+
+def verify_checkpoint(path: str) -> None:
+    """Refuse a checkpoint file whose bytes changed after ``torch.save`` wrote them (a disk or
+    a copy that flipped bits): torch stores a CRC-32 of each entry of its zip archive but does
+    not check them when it loads. Reads the whole file once (about 1 s per GB); a resume
+    calls it, where a silently corrupted optimizer state would spoil the rest of the run."""
+    if not zipfile.is_zipfile(path):
+        return  # the pre-1.6 format has no checksums; read_checkpoint judges the rest
+    try:
+        with zipfile.ZipFile(path) as archive:
+            corrupted = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise _incomplete(path, error) from error
+    if corrupted is not None:
+        raise RuntimeError(
+            f"{path} is corrupted: its entry {corrupted} does not match the CRC-32 torch.save "
+            "wrote (a disk or copy error changed it); resume from another checkpoint, e.g. "
+            "an earlier one of the work dir (resume='<checkpoint>')"
+        )
 
 
 def _incomplete(name: str, error: BaseException) -> RuntimeError:

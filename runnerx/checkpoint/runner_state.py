@@ -34,7 +34,7 @@ from runnerx.version import __version__
 from .config_changes import warn_of_config_changes
 from .diverged_weights import warn_if_diverged
 from .ema_weights import resume_training_weights
-from .io import load_checkpoint, load_model_weights, save_checkpoint
+from .io import load_checkpoint, load_model_weights, save_checkpoint, verify_checkpoint
 from .loader import CheckpointLoader
 from .mmengine_compat import convert_mmengine_message_hub
 from .resume_checks import (
@@ -197,6 +197,8 @@ def resume_runner(
         runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
     else:
         location = "cpu" if map_location == "default" else map_location
+        if os.path.isfile(path):  # a URL is read by load_checkpoint's download
+            verify_checkpoint(path)
         checkpoint = load_checkpoint(path, location, unsafe_load=runner.unsafe_load)
         saved_weights = dict(checkpoint.get("state_dict") or {})
         # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
