@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
@@ -11,8 +12,9 @@ from typing import Any
 import torch
 
 from runnerx.config.config_dict import with_config_key
-from runnerx.dist import all_gather_object, get_world_size
+from runnerx.dist import all_gather_object, get_world_size, is_main_process
 from runnerx.evaluator.metric import BaseMetric
+from runnerx.logging.logger import print_log
 from runnerx.registry import EVALUATOR, METRICS
 from runnerx.structures import BaseDataElement
 from runnerx.utils.errors import ValueAssertionError
@@ -126,8 +128,8 @@ class Evaluator:
         Call it in one process, or, under a process group, on every rank with that rank's own
         part: ``data_samples[rank::world_size]`` (and ``data[rank::world_size]``); the
         dataset's size is then the sum of the parts (MMEngine's is each rank's own count).
-        Every rank passing the whole list would count samples twice and lose others: that
-        is a ValueError, found by comparing a hash of each rank's predictions.
+        Every rank passing the whole list counts each sample once per rank: a warning says
+        so when the ranks' predictions hash the same.
         """
         if not isinstance(chunk_size, int) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive int, but got {chunk_size!r}")
@@ -161,18 +163,21 @@ class Evaluator:
         return self.evaluate(size)
 
     def _size_of_the_parts(self, size: int, digest: str | None) -> int:
-        """The sum of every rank's ``size``, after checking that the ranks' predictions
-        (``digest``) are not all the same (the same answer on every rank)."""
+        """The sum of every rank's ``size``; warn (rank 0) when the ranks' predictions
+        (``digest``) are all the same: most likely every rank passed the whole list, which
+        counts each sample once per rank. Parts that only happen to be equal (a constant
+        prediction) look the same, so this is a warning, not an error."""
         parts = all_gather_object((size, digest))
-        if size and digest is not None and all(part == (size, digest) for part in parts):
-            self._clear_results()
-            raise ValueError(
+        same = all(part == (size, digest) for part in parts)
+        if size and digest is not None and same and is_main_process():
+            print_log(
                 f"Evaluator.offline_evaluate: all {len(parts)} ranks passed the same {size} "
-                "predictions, so every sample would be counted on each rank and the metrics "
-                "would be wrong. Under several processes, give each rank its own part: "
-                "offline_evaluate(data_samples[rank::world_size], "
-                "data=data[rank::world_size]), or call offline_evaluate in a single process "
-                "(without a process group)"
+                "predictions. If each rank passed the whole list, every sample is counted "
+                f"{len(parts)} times (a mean is unchanged; counts and dumped results are not): "
+                "give each rank its own part, offline_evaluate(data_samples[rank::world_size], "
+                "data=data[rank::world_size]), or call it in a single process",
+                logger="current",
+                level=logging.WARNING,
             )
         return sum(part_size for part_size, _ in parts)
 

@@ -142,9 +142,18 @@ def offline_outcomes(rank):
     """offline_evaluate with each rank's own part, and with the whole list on every rank."""
     samples = dataset()
     evaluator = Evaluator(SampleOrder())
+    logger, records = logging.Logger(f"offline{rank}"), KeepRecords()
+    logger.addHandler(records)
+    make_logger_current(logger)
     own_part = evaluator.offline_evaluate(samples[rank::WORLD_SIZE], chunk_size=2)
-    whole = error_of(lambda: evaluator.offline_evaluate(samples, data=list(range(SIZE))))
-    return dict(offline_own_part=own_part, offline_whole=whole, left=evaluator.metrics[0].results)
+    own_part_logged = list(records.messages)
+    whole = evaluator.offline_evaluate(samples, data=list(range(SIZE)))
+    return dict(
+        offline_own_part=own_part,
+        own_part_logged=own_part_logged,
+        offline_whole=whole,
+        whole_logged=records.messages[len(own_part_logged) :],
+    )
 
 
 def empty_share_outcomes(rank, out_dir):
@@ -222,14 +231,18 @@ def test_offline_evaluate_sums_the_ranks_parts(rank_outcomes):
         assert outcome["offline_own_part"] == {"order/indices": list(range(SIZE))}
 
 
-def test_offline_evaluate_with_the_whole_list_on_every_rank_is_an_error(rank_outcomes):
+def test_offline_evaluate_with_the_whole_list_on_every_rank_warns_on_rank_zero(rank_outcomes):
+    # equal parts cannot be told from the whole list on every rank: a warning, not an error
     for outcome in rank_outcomes:
-        assert outcome["offline_whole"].startswith(
-            f"ValueError: Evaluator.offline_evaluate: all 2 ranks passed the same {SIZE} "
-            "predictions"
-        )
-        assert "data_samples[rank::world_size]" in outcome["offline_whole"]
-        assert outcome["left"] == []  # nothing is left to count at the next evaluation
+        assert outcome["own_part_logged"] == []
+        twice = [index for index in range(SIZE) for _ in range(2)]
+        assert outcome["offline_whole"] == {"order/indices": twice}
+    (warning,) = rank_outcomes[0]["whole_logged"]
+    assert warning.startswith(
+        f"WARNING - Evaluator.offline_evaluate: all 2 ranks passed the same {SIZE}"
+    )
+    assert "data_samples[rank::world_size]" in warning
+    assert rank_outcomes[1]["whole_logged"] == []
 
 
 def test_an_empty_share_is_no_warning_but_an_empty_evaluation_is_on_rank_zero(rank_outcomes):
