@@ -179,7 +179,9 @@ def did_you_mean_argument(err: Exception, obj_type: Any) -> str:
             names.update(inspect.signature(kind).parameters)
         except (TypeError, ValueError):  # builtins without a signature
             continue
-    return did_you_mean(found.group(1), sorted(names - {"self", "args", "kwargs"}))
+    # the name itself can be a parameter of a base class the type does not pass it on to
+    word = found.group(1)
+    return did_you_mean(word, sorted(names - {"self", "args", "kwargs", word}))
 
 
 def _key_path(cfg: Any) -> str | None:

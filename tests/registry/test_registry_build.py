@@ -244,3 +244,22 @@ def test_an_unexpected_argument_gets_the_closest_one_the_type_takes():
     params = torch.nn.Linear(2, 2).parameters()
     with pytest.raises(TypeError, match="'momentun'; did you mean 'momentum'"):
         OPTIMIZERS.build(dict(type="SGD", params=params, lr=0.1, momentun=0.9))
+
+
+class Base:
+    def __init__(self, depth=1):
+        self.depth = depth
+
+
+class Fixed(Base):
+    def __init__(self, width=2):  # takes no depth: its base's is not passed on
+        super().__init__()
+        self.width = width
+
+
+def test_an_argument_only_a_base_class_takes_is_not_suggested_as_itself():
+    registry = Registry("toys")
+    registry.register_module(module=Fixed)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'depth'") as info:
+        registry.build(dict(type="Fixed", depth=3))
+    assert "did you mean 'depth'" not in str(info.value)
