@@ -6,16 +6,10 @@ from pathlib import Path
 import pytest
 
 from runnerx.runner import Runner
+from tests.runner import test_runner_resume
 from tests.runner.test_runner_resume import digits_cfg
 
-
-@pytest.fixture
-def one_epoch(tmp_path) -> Path:
-    """The digits example trained for one epoch in ``tmp_path/first``: its epoch_1.pth."""
-    cfg = digits_cfg(tmp_path / "first", **{"train_cfg.max_epochs": 1})
-    cfg.default_hooks.checkpoint = dict(type="CheckpointHook", interval=1)
-    Runner.from_cfg(cfg).train()
-    return tmp_path / "first" / "epoch_1.pth"
+one_epoch = test_runner_resume.one_epoch  # the fixture: the digits example trained one epoch
 
 
 @pytest.mark.parametrize("word", ["last", "auto"])
