@@ -35,6 +35,13 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.fixture
+def keep_local_rank(monkeypatch):
+    """Run a test without LOCAL_RANK and drop whatever it sets (the tools' ``load_config``
+    sets it, as torchrun would)."""
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+
+
 @pytest.fixture(scope="session")
 def free_port():
     """A function giving a free localhost port."""

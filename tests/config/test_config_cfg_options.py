@@ -17,9 +17,8 @@ from runnerx.runner.cli import add_common_args, load_config
 DIGITS = Path(__file__).parents[2] / "configs/digits_convnet.py"
 
 
-@pytest.fixture(autouse=True)
-def _keep_environment(monkeypatch):
-    monkeypatch.delenv("LOCAL_RANK", raising=False)  # load_config sets it; undone after
+# the tools' load_config sets LOCAL_RANK: undone after each test
+pytestmark = pytest.mark.usefixtures("keep_local_rank")
 
 
 def load_from_command_line(*options: str) -> Config:

@@ -128,9 +128,8 @@ def tool():
     return load_tool("test")
 
 
-@pytest.fixture(autouse=True)
-def _keep_environment(monkeypatch):
-    monkeypatch.delenv("LOCAL_RANK", raising=False)  # load_config sets it; undone after
+# the tools' load_config sets LOCAL_RANK: undone after each test
+pytestmark = pytest.mark.usefixtures("keep_local_rank")
 
 
 @pytest.fixture

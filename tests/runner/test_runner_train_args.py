@@ -21,9 +21,8 @@ def train():
     return load_tool("train")
 
 
-@pytest.fixture(autouse=True)
-def _keep_environment(monkeypatch):
-    monkeypatch.delenv("LOCAL_RANK", raising=False)  # load_config sets it; undone after
+# the tools' load_config sets LOCAL_RANK: undone after each test
+pytestmark = pytest.mark.usefixtures("keep_local_rank")
 
 
 def train_config(train, *argv: str) -> Config:
