@@ -27,14 +27,18 @@ from runnerx.hooks.best_checkpoints import (
     remove_checkpoint,
     upload_when_complete,
 )
-from runnerx.hooks.hook import Hook
 from runnerx.hooks.kept_checkpoints import (
     FINITE_CANDIDATE,
     LAST_FINITE_CKPT,
     KeptCheckpoints,
     vet_checkpoint,
 )
-from runnerx.hooks.metric_rule import DEFAULT_GREATER_KEYS, DEFAULT_LESS_KEYS, infer_rule
+from runnerx.hooks.metric_rule import (
+    DEFAULT_GREATER_KEYS,
+    DEFAULT_LESS_KEYS,
+    TrainingValidationsHook,
+    infer_rule,
+)
 from runnerx.logging import print_log
 from runnerx.registry import HOOKS
 
@@ -44,7 +48,7 @@ STOP_CKPT = "stop_ckpt"
 
 
 @HOOKS.register_module()
-class CheckpointHook(Hook):
+class CheckpointHook(TrainingValidationsHook):
     """Saves ``epoch_{N}.pth`` / ``iter_{N}.pth`` through ``runner.save_checkpoint`` (a default
     hook, MMEngine's arguments)::
 
@@ -165,7 +169,6 @@ class CheckpointHook(Hook):
         self._copies: CheckpointCopies | None = None
         self._kept = KeptCheckpoints(max_keep_ckpts)
         self._saved: tuple[int, int] | None = None  # (step, iterations) of the last save
-        self._training = False  # between before_train and after_train: validations save
 
     def _infer(self, key: str) -> str:
         return infer_rule(key, self.greater_keys, self.less_keys, where="CheckpointHook")
@@ -180,14 +183,9 @@ class CheckpointHook(Hook):
             unused.add("after_train")
         return self.points_without(super().overridden_points(), unused)
 
-    def before_run(self, runner: Any) -> None:
-        """A run starts: its validations save no checkpoint unless it trains (an earlier
-        training that failed never reached ``after_train``)."""
-        self._training = False
-
     def before_train(self, runner: Any) -> None:
         """Settle the output folder and pick up the bookkeeping a resumed run carries."""
-        self._training = True
+        super().before_train(runner)
         work_dir = str(runner.work_dir)
         folder = work_dir
         if self.out_dir is not None and str(self.out_dir) != work_dir:
@@ -309,7 +307,7 @@ class CheckpointHook(Hook):
     def after_train(self, runner: Any) -> None:
         """Once all iterations are done, remove a stop's checkpoint (``max_keep_ckpts``);
         publish the last and the best checkpoints when ``published_keys`` is set."""
-        self._training = False
+        super().after_train(runner)
         if self.max_keep_ckpts > 0 and runner.iter >= runner.max_iters:
             released = self._take_stop_checkpoint(runner.message_hub)
             if released:

@@ -6,10 +6,10 @@ import copy
 import math
 from typing import Any
 
-from runnerx.hooks.hook import Hook
 from runnerx.hooks.metric_rule import (
     RULES,
     MissingMetricError,
+    TrainingValidationsHook,
     check_rule,
     infer_rule,
     missing_metric,
@@ -21,10 +21,11 @@ CHECKPOINT_KEY = "early_stopping"
 
 
 @HOOKS.register_module()
-class EarlyStoppingHook(Hook):
+class EarlyStoppingHook(TrainingValidationsHook):
     """Sets ``runner.train_loop.stop_training`` once ``monitor`` has not improved by more than
     ``min_delta`` for ``patience`` validations, reached ``stopping_threshold``, or (with
-    ``check_finite``) become NaN or infinite; the reason is logged::
+    ``check_finite``) become NaN or infinite; the reason is logged. Only the validations of a
+    training count: a standalone ``runner.val()``, also one after ``train()``, changes nothing::
 
         custom_hooks = [dict(type='EarlyStoppingHook', monitor='accuracy/top1', patience=3)]
 
@@ -73,6 +74,7 @@ class EarlyStoppingHook(Hook):
     def before_train(self, runner: Any) -> None:
         """Check that the train loop can be stopped (MMEngine asserts it in ``before_run``;
         checked here so that a ``val()`` or ``test()`` run does not build the train loop)."""
+        super().before_train(runner)
         loop = runner.train_loop
         if not hasattr(loop, "stop_training"):
             raise TypeError(
@@ -86,9 +88,9 @@ class EarlyStoppingHook(Hook):
 
     def after_val_epoch(self, runner: Any, metrics: dict | None = None) -> None:
         """Compare the monitored metric with the best so far and stop training if it is time
-        (nothing to judge in a Runner that does not train: one without ``train_cfg``)."""
+        (nothing to judge outside a training)."""
         self._seen_before_val = None  # checkpoints saved from now on have this validation
-        if runner.train_loop is None:
+        if not self._training:
             return
         metrics = metrics or {}
         if self.monitor not in metrics:

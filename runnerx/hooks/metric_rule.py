@@ -1,5 +1,6 @@
 """Whether a larger or a smaller metric is better: the rule of CheckpointHook and EarlyStopping,
-and the error both raise for a monitored name the validation metrics lack.
+the error both raise for a monitored name the validation metrics lack, and their base class,
+which tells a training's validations from a standalone ``runner.val()``.
 
 ``rule='greater'`` keeps the largest value, ``rule='less'`` the smallest. Left out, the rule is
 inferred from the metric's name as MMEngine does: ``accuracy/top1`` and ``mIoU`` are 'greater',
@@ -12,6 +13,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from runnerx.hooks.hook import Hook
 from runnerx.suggest import SENTENCE, did_you_mean
 
 #: Metric names (or parts of names) for which larger is better, as MMEngine's.
@@ -88,3 +90,26 @@ def missing_metric(where: str, name: str, metrics: dict) -> str:
         "BaseMetric whose compute_metrics returns it, e.g. dict(loss=...) (docs/evaluation.md "
         '"Writing a metric").'
     )
+
+
+class TrainingValidationsHook(Hook):
+    """Base of the hooks that judge the validations of a training only (CheckpointHook's
+    ``save_best``, EarlyStoppingHook): ``self._training`` is True from ``before_train`` to
+    ``after_train``, so that a standalone ``runner.val()``, also one after ``train()``, changes
+    nothing, as Lightning's ``validate()``. It rests on the hook points alone, so a Runner
+    subclass or a custom loop written for MMEngine keeps it right. Subclasses that override
+    these points call ``super()``."""
+
+    _training = False
+
+    def before_run(self, runner: Any) -> None:
+        """A run starts outside training (one that failed never reached ``after_train``)."""
+        self._training = False
+
+    def before_train(self, runner: Any) -> None:
+        """Validations from now on belong to the training."""
+        self._training = True
+
+    def after_train(self, runner: Any) -> None:
+        """Validations from now on are standalone ones."""
+        self._training = False

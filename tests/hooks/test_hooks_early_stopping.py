@@ -8,7 +8,9 @@ from runnerx.hooks import EarlyStoppingHook
 
 
 def feed(runner, hook, key, values):
-    """Validate with each value in turn; the number of validations until training stopped."""
+    """Validate with each value in turn during a training; the number of validations until
+    training stopped."""
+    hook.before_train(runner)
     for count, value in enumerate(values, start=1):
         hook.after_val_epoch(runner, {key: value, "other": 0.0})
         if runner.train_loop.stop_training:
@@ -63,6 +65,7 @@ def test_a_non_finite_metric_stops_when_check_finite(runner, value):
 
 def test_a_missing_metric_is_a_warning_naming_it_and_the_available_ones(runner):
     hook = EarlyStoppingHook("accuracy")
+    hook.before_train(runner)
     hook.after_val_epoch(runner, {"acuracy": 0.5, "loss": 0.1})
     (warning,) = runner.logger.messages("warning")
     assert "'accuracy'" in warning and "'acuracy', 'loss'" in warning
@@ -71,8 +74,10 @@ def test_a_missing_metric_is_a_warning_naming_it_and_the_available_ones(runner):
 
 
 def test_a_missing_metric_is_an_error_when_strict(runner):
+    hook = EarlyStoppingHook("acc", strict=True)
+    hook.before_train(runner)
     with pytest.raises(RuntimeError, match="monitor 'acc' is not among") as caught:
-        EarlyStoppingHook("acc", strict=True).after_val_epoch(runner, {"loss": 0.1})
+        hook.after_val_epoch(runner, {"loss": 0.1})
     assert isinstance(caught.value, KeyError)  # as CheckpointHook's save_best: one type
     assert "Only the val_evaluator's metrics can be monitored" in str(caught.value)
     assert "a BaseMetric whose compute_metrics returns it" in str(caught.value)
@@ -169,3 +174,17 @@ def test_a_runner_that_does_not_train_validates_with_the_hook(tmp_path):
     )
     assert runner.train_loop is None
     assert "acc" in runner.val()
+
+
+def test_a_validation_after_training_leaves_the_patience_alone(tmp_path):
+    # as CheckpointHook's save_best and Lightning's validate(): only a training's validations count
+    from runnerx.runner import Runner
+    from tests.runner.test_runner_built_objects import arguments
+
+    hook = EarlyStoppingHook("acc", patience=2, min_delta=1.0)  # no validation improves by 1
+    args = arguments(tmp_path, val=True, custom_hooks=[hook])
+    runner = Runner(**{**args, "train_cfg": dict(by_epoch=True, max_epochs=2)})
+    runner.train()
+    assert (hook.wait_count, runner.train_loop.stop_training) == (1, False)
+    runner.val()
+    assert (hook.wait_count, runner.train_loop.stop_training) == (1, False)
