@@ -99,11 +99,12 @@ def read_checkpoint(source: Any, name: str, map_location: Any, unsafe_load: bool
         raise OSError(error.errno, error.strerror, name) from error
 
 
-def verify_checkpoint(path: str) -> None:
+def verify_checkpoint(path: str, instead: str) -> None:
     """Refuse a checkpoint file whose bytes changed after ``torch.save`` wrote them (a disk or
     a copy that flipped bits): torch stores a CRC-32 of each entry of its zip archive but does
-    not check them when it loads. Reads the whole file once (about 1 s per GB); a resume
-    calls it, where a silently corrupted optimizer state would spoil the rest of the run."""
+    not check them when it loads. Reads the whole file once (about 0.6 s per GB); a resume and
+    ``load_from`` (so ``tools/test.py``) call it, where silently corrupted weights would spoil
+    a run or a score. ``instead`` is the cure the error suggests."""
     if not zipfile.is_zipfile(path):
         return  # the pre-1.6 format has no checksums; read_checkpoint judges the rest
     try:
@@ -114,8 +115,7 @@ def verify_checkpoint(path: str) -> None:
     if corrupted is not None:
         raise RuntimeError(
             f"{path} is corrupted: its entry {corrupted} does not match the CRC-32 torch.save "
-            "wrote (a disk or copy error changed it); resume from another checkpoint, e.g. "
-            "an earlier one of the work dir (resume='<checkpoint>')"
+            f"wrote (a disk or copy error changed it); {instead}"
         )
 
 

@@ -198,7 +198,11 @@ def resume_runner(
     else:
         location = "cpu" if map_location == "default" else map_location
         if os.path.isfile(path):  # a URL is read by load_checkpoint's download
-            verify_checkpoint(path)
+            verify_checkpoint(
+                path,
+                "resume from another checkpoint, e.g. an earlier one of the work dir "
+                "(resume='<checkpoint>')",
+            )
         checkpoint = load_checkpoint(path, location, unsafe_load=runner.unsafe_load)
         saved_weights = dict(checkpoint.get("state_dict") or {})
         # Hooks see the checkpoint before the weights are taken from it (EMAHook swaps them).
@@ -272,6 +276,8 @@ def load_runner_weights(
         runner.logger.info(f"loaded weights from the sharded checkpoint {path}")
         warn_if_diverged(runner, path, checkpoint, resuming=False)
         return checkpoint
+    if os.path.isfile(path):  # a URL or a store's name is fetched by the loader
+        verify_checkpoint(path, "load_from another copy of it or another checkpoint")
     # a path, an http(s) URL or a store's name; unsafe only for a run that opted in
     checkpoint = CheckpointLoader.load_checkpoint(
         path, map_location=map_location, unsafe_load=runner.unsafe_load

@@ -1,5 +1,5 @@
-"""A resume refuses a checkpoint whose bytes changed after torch.save wrote them: torch
-stores CRC-32s in its zip archive but does not check them when loading."""
+"""A resume and load_from refuse a checkpoint whose bytes changed after torch.save wrote them:
+torch stores CRC-32s in its zip archive but does not check them when loading."""
 
 from __future__ import annotations
 
@@ -39,3 +39,14 @@ def test_an_intact_checkpoint_resumes(make_runner, tmp_path):
     resumed = make_runner(max_epochs=2, work_dir=str(tmp_path / "again"), resume=str(checkpoint))
     resumed.train()
     assert resumed.epoch == 2
+
+
+def test_load_from_a_checkpoint_with_a_flipped_byte_is_refused(make_runner, tmp_path):
+    # load_from is what tools/test.py sets: a corrupted weight would spoil the score silently
+    runner = make_runner(max_epochs=1)
+    runner.train()
+    checkpoint = Path(runner.work_dir) / "epoch_1.pth"
+    flip_a_byte_of(checkpoint, "/data/0")
+    loading = make_runner(max_epochs=1, work_dir=str(tmp_path / "again"), load_from=str(checkpoint))
+    with pytest.raises(RuntimeError, match=r"epoch_1.pth is corrupted: .* load_from another copy"):
+        loading.train()
