@@ -156,7 +156,7 @@ def report_failure(runner: Any, action: str, error: BaseException) -> bool:
     says it). A SystemExit is not reported."""
     if not isinstance(error, (Exception, KeyboardInterrupt)):
         return False
-    where = _progress(runner, action)
+    where = _progress(runner, action, error)
     if isinstance(error, KeyboardInterrupt):
         if runner.rank == 0:
             runner.logger.warning(f"{action} interrupted (Ctrl-C){where}")
@@ -195,15 +195,17 @@ def _report_build_failure(error: BaseException, logger_before: logging.Logger) -
     return True
 
 
-def _progress(runner: Any, action: str) -> str:
+def _progress(runner: Any, action: str, error: BaseException | None = None) -> str:
     """For a training, where it stopped and what resumes it: `` in epoch 3, after iteration
     557; the last checkpoint is .../iter_550.pth (...)`` (the epoch under way, the iterations
-    done; `` at the end of epoch 3 (...)`` once its iterations are all done but not its
-    end-of-epoch hooks; `` after its last iteration (...)`` in the hooks that end training;
-    `` during the validation after epoch 2 (iteration 540)`` while an epoch's validation
-    runs), or `` before completing an iteration`` when this process trained none (the
-    checkpoints are as they were); nothing for ``val``/``test``, nor when training had not
-    started (building, loading or resuming the checkpoint: the error says what)."""
+    done; `` during the after_train_iter hooks of iteration 558 (...)`` when ``error`` was
+    raised there, in a checkpoint save say; `` at the end of epoch 3 (...)``
+    once its iterations are all done but not its end-of-epoch hooks; `` after its last
+    iteration (...)`` in the hooks that end training; `` during the validation after epoch 2
+    (iteration 540)`` while an epoch's validation runs), or `` before completing an
+    iteration`` when this process trained none (the checkpoints are as they were); nothing
+    for ``val``/``test``, nor when training had not started (building, loading or resuming
+    the checkpoint: the error says what)."""
     first_iter = getattr(runner, "_first_iter", None)  # set by Runner.train once resumed
     if action != "train" or first_iter is None:
         return ""
@@ -220,7 +222,14 @@ def _progress(runner: Any, action: str) -> str:
     ended = runner.iter >= getattr(loop, "max_iters", runner.iter + 1) and (
         not by_epoch or runner.epoch >= loop.max_epochs  # the last epoch's hooks have run
     )
-    if ended and not validating:
+    if not validating and _raised_in(error, "after_train_iter"):  # the counter is not yet up
+        where = (
+            f" during the after_train_iter hooks of iteration {runner.iter + 1} (its training "
+            "step done)"
+        )
+        if by_epoch:
+            where = f" in epoch {runner.epoch + 1},{where}"
+    elif ended and not validating:
         where = (  # after_train hooks (a final checkpoint save, say), or after_run's
             f" after its last iteration ({runner.iter}), in the hooks that end training"
         )
@@ -242,6 +251,16 @@ def _progress(runner: Any, action: str) -> str:
             )
         return f"{where}; {runner.work_dir} has no checkpoint to resume from"
     return f"{where}; the last checkpoint is {last} (--resume continues from it)"
+
+
+def _raised_in(error: BaseException | None, function: str) -> bool:
+    """Whether ``error`` was raised inside a function (a hook point's method) of that name."""
+    frame = None if error is None else error.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code.co_name == function:
+            return True
+        frame = frame.tb_next
+    return False
 
 
 def call_tool(main: Callable[[], Any]) -> None:

@@ -54,8 +54,9 @@ def test_rank_zeros_error_ends_its_log(tmp_path, dist_train_env, run_in_repo):
         "lr to the samples per iteration)\n"
     ) in log, log[-3000:]
     assert (
-        f"train failed after iteration 6; the last checkpoint is {work / 'iter_5.pth'} "
-        "(--resume continues from it):\nTraceback (most recent call last):\n"
+        "train failed during the after_train_iter hooks of iteration 7 (its training step "
+        f"done); the last checkpoint is {work / 'iter_5.pth'} (--resume continues from it):\n"
+        "Traceback (most recent call last):\n"
     ) in log, log[-3000:]
     assert log.endswith("RuntimeError: rank 0 fails on purpose\n")
     console = job.stdout + job.stderr

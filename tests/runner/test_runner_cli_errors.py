@@ -84,7 +84,8 @@ def test_an_error_is_in_the_log_with_where_it_stopped_and_on_the_console_once(st
     log = the_log(work)
     expected = (
         f"- ERROR - {ROOT / 'runnerx/runner/cli.py'} - report_failure - ",
-        f"train failed after iteration 6; the last checkpoint is {work / 'iter_5.pth'} "
+        "train failed during the after_train_iter hooks of iteration 7 (its training step "
+        f"done); the last checkpoint is {work / 'iter_5.pth'} "
         "(--resume continues from it):\nTraceback (most recent call last):\n",
     )
     assert all(part in log for part in expected), log[-3000:]
@@ -124,8 +125,9 @@ def test_ctrl_c_is_one_line_in_the_log_and_on_the_console(stopped_run):
     work, job = stopped_run("sigint")
     assert job.returncode == 128 + signal.SIGINT, job.stderr[-3000:]
     line = (
-        "- WARNING - train interrupted (Ctrl-C) after iteration 6; the last checkpoint is "
-        f"{work / 'iter_5.pth'} (--resume continues from it)\n"
+        "- WARNING - train interrupted (Ctrl-C) during the after_train_iter hooks of iteration "
+        f"7 (its training step done); the last checkpoint is {work / 'iter_5.pth'} (--resume "
+        "continues from it)\n"
     )
     assert the_log(work).endswith(line)
     assert job.stdout.endswith(line) and "Traceback" not in job.stdout + job.stderr

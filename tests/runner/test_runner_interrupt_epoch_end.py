@@ -1,5 +1,6 @@
 """Ctrl-C once an epoch's iterations are all done, during its end-of-epoch hooks (the
-checkpoint save), says so: not "in epoch 2, after iteration 8" as if the epoch were under way."""
+checkpoint save), says so: not "in epoch 2, after iteration 8" as if the epoch were under way;
+and Ctrl-C in an iteration's own hooks names that iteration, not the one before."""
 
 import pytest
 
@@ -19,11 +20,14 @@ class InterruptSave(Hook):
             raise KeyboardInterrupt
 
 
-def interrupted_line(tmp_path, max_epochs: int, hook: Hook) -> str:
+def interrupted_line(tmp_path, max_epochs: int, hook: Hook, train_cfg=None, checkpoint=None) -> str:
     """The warning a run of ``max_epochs`` (checkpoints every epoch) logs when ``hook``
     raises KeyboardInterrupt, after the log time and level."""
     runner = tiny_runner(
-        tmp_path, dict(by_epoch=True, max_epochs=max_epochs), [hook], checkpoint=dict(interval=1)
+        tmp_path,
+        train_cfg or dict(by_epoch=True, max_epochs=max_epochs),
+        [hook],
+        checkpoint=checkpoint or dict(interval=1),
     )
     with pytest.raises(KeyboardInterrupt) as caught:
         runner.train()
@@ -48,7 +52,29 @@ def test_ctrl_c_within_an_epoch_still_names_the_iteration(tmp_path):
                 raise KeyboardInterrupt
 
     assert interrupted_line(tmp_path, 3, InterruptAtIter()).startswith(
-        "train interrupted (Ctrl-C) in epoch 2, after iteration 5; the last checkpoint is "
+        "train interrupted (Ctrl-C) in epoch 2, during the after_train_iter hooks of iteration "
+        "6 (its training step done); the last checkpoint is "
+    )
+
+
+def test_ctrl_c_in_an_iteration_checkpoint_save_names_that_iteration(tmp_path):
+    # the log's "Saving checkpoint at 6 iterations" comes just before: not "after iteration 5"
+    class InterruptIterSave(Hook):
+        def before_save_checkpoint(self, runner, checkpoint):
+            if runner.iter + 1 == 6:
+                raise KeyboardInterrupt
+
+    line = interrupted_line(
+        tmp_path,
+        0,
+        InterruptIterSave(),
+        train_cfg=dict(by_epoch=False, max_iters=10, val_interval=100),
+        checkpoint=dict(interval=3, by_epoch=False),
+    )
+    assert line == (
+        "train interrupted (Ctrl-C) during the after_train_iter hooks of iteration 6 (its "
+        "training step done); the last checkpoint is "
+        f"{tmp_path / 'iter_3.pth'} (--resume continues from it)"
     )
 
 
