@@ -275,9 +275,8 @@ def follow_copied_work_dir(runner: Any, path: str) -> None:
 
 def no_weights_of(model: Any, path: str, checkpoint: Any, revise_keys: Any) -> str:
     """The error for a ``load_from`` checkpoint none of whose keys is one of ``model``'s: its
-    entries, and, when its weights' keys share a first part that the model's lack (the
-    ``_orig_mod.`` of ``torch.compile(model).state_dict()``, a ``model.`` of another
-    framework), how to drop it."""
+    entries, and, when its weights' keys share a first part that the model's lack (a
+    ``model.`` of another framework), how to drop it."""
     name, count = type(model).__name__, len(model.state_dict())
     message = f"load_from: {path} holds no weights of {name} (none of its {count} keys is there"
     cure = "give a training checkpoint (with 'state_dict') or a model state_dict"

@@ -66,11 +66,14 @@ class RunnerCheckpoints:
         filename: str,
         map_location: Any = "cpu",
         strict: bool = False,
-        revise_keys: Any = ((r"^module\.", ""),),
+        revise_keys: Any = ((r"^module\.", ""), (r"^_orig_mod\.", "")),
     ) -> dict:
         """Load model weights from ``filename`` (``load_from``), reporting key mismatches.
         MMEngine's arguments, in its order: ``map_location`` is ``torch.load``'s (the model
-        takes the values onto its own device either way)."""
+        takes the values onto its own device either way); ``revise_keys`` drops the
+        ``module.`` of a DDP model's keys, as MMEngine's, and the ``_orig_mod.`` of a
+        ``torch.compile``d one's (a ``torch.save(model.state_dict())`` of it), which a config's
+        ``load_from`` could not otherwise load."""
         from runnerx.checkpoint.runner_state import load_runner_weights
 
         return load_runner_weights(self, filename, strict, revise_keys, map_location)

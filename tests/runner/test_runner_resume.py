@@ -474,21 +474,27 @@ def test_load_from_a_checkpoint_without_this_models_weights_is_refused(tmp_path,
     ):
         runner.test()
 
-    # the weights of a torch.compile'd model: the prefix is named, with the way to drop it
+    # the weights of a torch.compile'd model load as they are (the default drops '_orig_mod.')
     weights = load_checkpoint(one_epoch)["state_dict"]
     compiled = tmp_path / "compiled.pth"
-    save_checkpoint({"state_dict": {f"_orig_mod.{k}": v for k, v in weights.items()}}, compiled)
+    save_checkpoint({f"_orig_mod.{k}": v for k, v in weights.items()}, compiled)
     runner = Runner.from_cfg(digits_cfg(tmp_path / "work2", load_from=str(compiled)))
+    runner.test()
+    loaded = runner.unwrapped_model.state_dict()["features.0.weight"]
+    assert torch.equal(loaded, weights["features.0.weight"])
+
+    # another framework's prefix ('model.' of a LightningModule) is named, with its cure
+    prefixed = tmp_path / "prefixed.pth"
+    save_checkpoint({"state_dict": {f"model.{k}": v for k, v in weights.items()}}, prefixed)
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "work3", load_from=str(prefixed)))
     with pytest.raises(ValueError) as caught:
         runner.test()
-    assert "; its weights' keys start with '_orig_mod.': _orig_mod.features.0.weight" in str(
-        caught.value
-    )
+    assert "; its weights' keys start with 'model.': model.features.0.weight" in str(caught.value)
     assert str(caught.value).endswith(
         "drop it when loading: runner.load_checkpoint(path, revise_keys=[(r'^module\\.', ''), "
-        "(r'^_orig_mod\\.', '')]), or save the weights without it"
+        "(r'^model\\.', '')]), or save the weights without it"
     )
-    runner.load_checkpoint(str(compiled), revise_keys=[(r"^module\.", ""), (r"^_orig_mod\.", "")])
+    runner.load_checkpoint(str(prefixed), revise_keys=[(r"^model\.", "")])
     loaded = runner.unwrapped_model.state_dict()["features.0.weight"]
     assert torch.equal(loaded, weights["features.0.weight"])
 
