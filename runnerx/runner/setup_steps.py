@@ -148,7 +148,7 @@ class RunnerSetupSteps:
         from runnerx.parallel import unwrap
 
         if isinstance(model, dict) and data_preprocessor is not None:
-            model = {"data_preprocessor": data_preprocessor, **model}
+            model = _with_preprocessor(model, data_preprocessor)
         # weights are initialised before wrapping: DDP broadcasts them, FSDP shards them
         loaded = self._load_from is not None or bool(self._resume)
         model = build_model(self.build_model(model), init_weights=not loaded)
@@ -160,6 +160,20 @@ class RunnerSetupSteps:
         prepared = self.wrap_model(self.cfg.get("model_wrapper_cfg"), model)
         self.unwrapped_model = unwrap(prepared)
         return prepared
+
+
+def _with_preprocessor(model: dict, data_preprocessor: Any) -> dict:
+    """A copy of the ``model`` config with the top-level ``data_preprocessor`` unless it has
+    its own (MMEngine's precedence); errors building it still name ``cfg.model...``."""
+    from runnerx.config.config_dict import keyed_copy
+
+    if "data_preprocessor" in model:
+        return model
+    model = keyed_copy(model, "model")
+    if isinstance(data_preprocessor, dict):  # a copy: the config's own keeps its place
+        data_preprocessor = keyed_copy(data_preprocessor, "data_preprocessor")
+    model["data_preprocessor"] = data_preprocessor
+    return model
 
 
 def _built_or_config(value: Any, cls: type, key: str) -> bool:

@@ -78,3 +78,24 @@ def test_a_forward_without_mode_is_refused_when_the_base_steps_would_pass_it():
         build_model(WithoutMode())
     for model in (WithoutModeOwnSteps(), ModeInKeywords()):
         assert build_model(model) is model
+
+
+def test_a_top_level_data_preprocessor_keeps_cfg_model_in_build_errors(tmp_path):
+    # mmpretrain's configs set both: the error still names the model's key, not cfg.channels
+    from runnerx.config import Config
+    from runnerx.config.config_dict import config_key_path
+    from runnerx.runner import Runner
+
+    cfg = Config(
+        dict(
+            model=dict(type="DigitsConvNet", channel=(8, 16)),
+            data_preprocessor=dict(type="ImgDataPreprocessor", mean=[0.5], std=[2.0]),
+            work_dir=str(tmp_path),
+        )
+    )
+    with pytest.raises(TypeError, match=r"^while building cfg\.model \(type='DigitsConvNet'"):
+        Runner.from_cfg(cfg)
+    cfg.model.pop("channel")
+    runner = Runner.from_cfg(cfg)
+    assert runner.model.data_preprocessor.std.flatten().tolist() == [2.0]
+    assert config_key_path(cfg.data_preprocessor) == "data_preprocessor"  # the config's own
