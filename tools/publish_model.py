@@ -19,7 +19,9 @@ import sys
 import torch
 
 from runnerx.checkpoint import load_checkpoint
+from runnerx.checkpoint.io import DamagedCheckpointError, verify_checkpoint
 from runnerx.checkpoint.publish import PUBLISHED_KEYS, strip_training_state, write_published
+from runnerx.checkpoint.safe_load import UnsafeCheckpointError
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -45,12 +47,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> str:
-    """Write the published checkpoint, print its path and return it. An IN that cannot be
-    read as a checkpoint file ends the process with one line (exit code 1)."""
+    """Write the published checkpoint, print its path and return it. An IN that is missing,
+    corrupted (its CRC-32s do not match) or holds objects a safe load refuses ends the process
+    with one line (exit code 1)."""
     args = parse_args(argv)
     try:
+        verify_checkpoint(args.in_file, "publish an intact copy or another checkpoint")
         checkpoint = load_checkpoint(args.in_file, unsafe_load=args.unsafe_load)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, UnsafeCheckpointError, DamagedCheckpointError) as error:
         raise SystemExit(f"tools/publish_model.py: {error}") from None
     if checkpoint and all(isinstance(value, torch.Tensor) for value in checkpoint.values()):
         checkpoint = {"state_dict": checkpoint}  # a model's bare state_dict

@@ -64,6 +64,11 @@ def load_checkpoint(
     return read_checkpoint(path, path, map_location, unsafe_load)
 
 
+class DamagedCheckpointError(RuntimeError):
+    """A checkpoint file cut short or whose bytes changed after ``torch.save`` wrote them; a
+    RuntimeError as torch's own reader raises, so that callers catching that keep working."""
+
+
 #: How files that ``torch.save`` wrote begin: a zip archive (torch 1.6 and later), or the
 #: pickled magic number of its older format (MMEngine-era checkpoints may have it).
 _TORCH_SAVE_HEADS = (b"PK\x03\x04", b"PK\x05\x06", b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19")
@@ -113,14 +118,14 @@ def verify_checkpoint(path: str, instead: str) -> None:
     except (zipfile.BadZipFile, OSError, EOFError) as error:
         raise _incomplete(path, error) from error
     if corrupted is not None:
-        raise RuntimeError(
+        raise DamagedCheckpointError(
             f"{path} is corrupted: its entry {corrupted} does not match the CRC-32 torch.save "
             f"wrote (a disk or copy error changed it); {instead}"
         )
 
 
-def _incomplete(name: str, error: BaseException) -> RuntimeError:
-    return RuntimeError(
+def _incomplete(name: str, error: BaseException) -> DamagedCheckpointError:
+    return DamagedCheckpointError(
         f"{name} is not a complete checkpoint (truncated or not written by torch.save): {error}"
     )
 

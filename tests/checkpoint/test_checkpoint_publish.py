@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from runnerx.checkpoint import UnsafeCheckpointError, load_checkpoint, save_checkpoint
+from runnerx.checkpoint import load_checkpoint, save_checkpoint
 from tests.tools import load_tool
 
 ROOT = Path(__file__).parents[2]
@@ -85,8 +85,8 @@ def test_publishing_again_gives_the_same_file(tmp_path):
 def test_an_unsafe_checkpoint_needs_the_flag(tmp_path):
     source = tmp_path / "in.pth"
     save_checkpoint({"state_dict": {"w": torch.ones(1)}, "meta": {"f": print}}, source)
-    with pytest.raises(UnsafeCheckpointError, match=r"builtins\.print"):
-        publish_model.main([str(source), str(tmp_path / "out.pth")])
+    with pytest.raises(SystemExit, match=r"^tools/publish_model.py: refused .*builtins\.print"):
+        publish_model.main([str(source), str(tmp_path / "out.pth")])  # one line, no traceback
     final = publish_model.main([str(source), str(tmp_path / "out.pth"), "--unsafe-load"])
     assert load_checkpoint(final)["state_dict"]["w"].item() == 1.0
 
@@ -150,3 +150,14 @@ def test_a_missing_checkpoint_is_one_line_and_exit_code_1(tmp_path, run_in_repo)
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr.startswith(f"tools/publish_model.py: checkpoint not found: {missing}")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_corrupted_checkpoint_is_one_line_and_not_published(tmp_path):
+    from tests.checkpoint.test_checkpoint_verify import flip_a_byte_of
+
+    source = tmp_path / "epoch_3.pth"
+    save_checkpoint(training_checkpoint(), source)
+    flip_a_byte_of(source, "/data/0")
+    with pytest.raises(SystemExit, match=r"epoch_3.pth is corrupted: .* publish an intact copy"):
+        publish_model.main([str(source), str(tmp_path / "model.pth")])
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["epoch_3.pth"]
