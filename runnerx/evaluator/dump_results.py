@@ -73,7 +73,10 @@ class DumpResults(BaseMetric):
     Tensors are moved to the CPU. Predictions given as a list keep their entries as they are;
     one dict of batched tensors (``dict(pred_score=Tensor[B, C], gt_label=Tensor[B])``) is
     split into one dict per sample, as the model's list form would have them (MMEngine
-    would store the dict's keys instead). It adds no metric: ``evaluate`` returns ``{}``.
+    would store the dict's keys instead); a None value in it (``dict(logits=..., y=None)``
+    from a loader without labels) is None in each sample's dict, keys and order kept, as
+    Lightning's ``trainer.predict`` keeps it in each batch's output. It adds no metric:
+    ``evaluate`` returns ``{}``.
 
     Args:
         out_file_path: the file to write; must end with .pkl or .pickle.
@@ -181,14 +184,20 @@ def _per_sample(data_samples: Any, where: str) -> list:
         return list(data_samples)
     if isinstance(data_samples, Mapping):
         columns = {
-            key: _per_sample(value, f"{where}[{key!r}]") for key, value in data_samples.items()
+            key: _per_sample(value, f"{where}[{key!r}]")
+            for key, value in data_samples.items()
+            if value is not None
         }
         sizes = {key: len(column) for key, column in columns.items()}
-        if len(set(sizes.values())) > 1:
+        if len(set(sizes.values())) != 1:
+            problem = "different numbers of" if sizes else "no values but None: no"
             raise ValueError(
                 f"DumpResults splits a dict of batched {where} into one entry per sample, but "
-                f"its values hold different numbers of samples: {sizes}"
+                f"its values hold {problem} samples: {sizes or dict(data_samples)}"
             )
+        # a None value (labels a predict loader lacks) is None in every sample's dict
+        size = next(iter(sizes.values()))
+        columns = {key: columns.get(key, [None] * size) for key in data_samples}
         return [dict(zip(columns, row)) for row in zip(*columns.values())]
     raise TypeError(
         f"DumpResults needs {where} as a list with one entry per sample, a tensor, or a dict "

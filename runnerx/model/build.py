@@ -11,6 +11,7 @@ from runnerx.registry import MODELS
 from runnerx.suggest import given
 
 from .base_model.base_model import check_forward_takes_mode
+from .lightning_methods import warn_of_lightning_methods
 
 
 def build_model(
@@ -21,7 +22,8 @@ def build_model(
     ``init_weights``, its ``init_weights()`` (a Runner skips that when weights are loaded).
     A BaseModel whose ``forward`` takes no ``mode`` is refused here, before training, and so
     is a model already wrapped (DDP, DataParallel, FSDP) or sharded by ``fully_shard``: the
-    Runner wraps or shards it itself.
+    Runner wraps or shards it itself. LightningModule methods on the model, which nothing
+    calls (``training_step``, ``on_validation_epoch_end``, ...), get a logged warning.
 
     .. code-block:: python
 
@@ -38,6 +40,7 @@ def build_model(
     else:
         _refuse_wrapped(model)
     check_forward_takes_mode(model)
+    warn_of_lightning_methods(getattr(model, "_orig_mod", model))
     if init_weights and callable(getattr(model, "init_weights", None)):
         model.init_weights()
     return model

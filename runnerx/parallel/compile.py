@@ -18,11 +18,17 @@ the forward pass.
 
 On the CPU, the default backend (inductor) needs a C++ compiler: one that cannot be found is an
 error here, before training, rather than a long traceback at the first iteration.
+
+A model given already compiled, ``torch.compile(model)`` (Lightning 2.x's form), is unwrapped
+and its inner model compiled here as this key says (:func:`uncompiled`): with the key's options
+when the config sets it, else with its defaults (``compile=True``), with a warning, as the
+options of the user's ``torch.compile`` call cannot be read back.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import shutil
 import sys
@@ -30,6 +36,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from torch import nn
+
+from runnerx.logging import print_log
 
 from .module_match import find_modules
 from .options import as_dict, check_choice, check_keys
@@ -67,6 +75,30 @@ def compile_model(model: nn.Module, cfg: Any) -> list[nn.Module]:
     for target in targets:
         target.compile(**options)
     return targets
+
+
+def uncompiled(model: nn.Module, cfg: Any) -> tuple[nn.Module, Any]:
+    """``model`` and the ``compile`` config to compile it with; for ``torch.compile(model)``
+    (an ``OptimizedModule``), the model inside and ``cfg``, or ``True`` (the key's defaults,
+    with a logged warning) when ``cfg`` is None or False: the user asked for compiling, and
+    the Runner compiles in place, where its steps, EMA and state dict keys see the model."""
+    if type(model).__name__ != "OptimizedModule" or not isinstance(
+        getattr(model, "_orig_mod", None), nn.Module
+    ):
+        return model, cfg
+    if cfg is None or cfg is False:
+        print_log(
+            "model is a torch.compile(model) (OptimizedModule): runnerx trains the model "
+            "inside it and compiles that model's forward itself, with the compile key's "
+            "defaults (compile=True: backend='inductor'), as the options of your "
+            "torch.compile(...) call cannot be read back. Set them with the compile key, "
+            "compile=dict(backend=..., mode=...) (Runner(..., cfg=dict(compile=dict(...))) in "
+            "a script), and pass the model uncompiled",
+            logger="current",
+            level=logging.WARNING,
+        )
+        cfg = True
+    return model._orig_mod, cfg
 
 
 def _check_backend(backend: str) -> None:

@@ -12,6 +12,7 @@
 
 The steps, in the order they must happen:
 
+0. a model given as ``torch.compile(model)`` is unwrapped, to be compiled in step 4;
 1. speed switches (TF32 matmuls, cuDNN benchmark) and the device (``cuda:LOCAL_RANK`` or CPU),
    then ``channels_last`` weights;
 2. SyncBatchNorm (``sync_bn='torch'`` or ``strategy.sync_bn``; distributed runs only);
@@ -33,7 +34,7 @@ from torch import nn
 from runnerx.dist import get_local_rank
 
 from .activation_checkpointing import apply_activation_checkpointing
-from .compile import compile_model
+from .compile import compile_model, uncompiled
 from .speed import apply_speed_switches, to_channels_last
 from .strategies import strategy_config, wrap_model
 from .sync_bn import sync_batchnorm_for_run
@@ -64,6 +65,7 @@ def prepare_model(
     """Place, convert, checkpoint, compile and wrap ``model`` for this process (see the
     module docstring for the order); returns the model to train (``unwrap`` gives back the
     plain one, with the same parameters unless FSDP sharded them)."""
+    model, compile = uncompiled(model, compile)
     strategy_cfg = strategy_config(strategy)
     sync_bn = strategy_cfg.pop("sync_bn", sync_bn)
     env_cfg = env_cfg or {}

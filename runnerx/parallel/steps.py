@@ -10,6 +10,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from runnerx.model.base_model.forward_errors import batch_form_error
+
 
 class WrappedModelSteps:
     """``train_step`` / ``val_step`` / ``test_step`` for a wrapper (DDP, FSDP, DataParallel)
@@ -71,10 +73,7 @@ class WrappedModelSteps:
             return self(**data, mode=mode)
         if isinstance(data, (list, tuple)):
             return self(*data, mode=mode)
-        raise TypeError(
-            "the data preprocessor must return a dict (keyword arguments of forward) or a list "
-            f"or tuple (positional arguments), but returned {type(data).__name__}"
-        )
+        raise batch_form_error(data)
 
 
 #: torch's DDP error when a parameter got no gradient (torch 2.x, all releases seen)

@@ -2,6 +2,8 @@
 list by pseudo_collate (the default collate_fn), batch keys that are not forward's
 parameters. Errors with other causes get none."""
 
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -108,4 +110,44 @@ def test_errors_with_other_causes_get_no_note(fake_optim_wrapper):
     bad_labels = dict(inputs=torch.randn(2, 4), data_samples=[0, 1])
     with pytest.raises(TypeError, match="not list") as error:
         model.train_step(bad_labels, fake_optim_wrapper(model))
+    assert notes(error) == []
+
+
+def test_a_bare_tensor_batch_gets_the_dataset_cure():
+    # DataLoader(x) over a tensor: each batch is a bare tensor, with no argument names
+    with pytest.raises(TypeError, match=r"returned Tensor \(a DataLoader over a bare tensor.*"):
+        Classifier().val_step(torch.randn(2, 4))
+    with pytest.raises(TypeError, match=r"DataLoader\(TensorDataset\(x\)\) for forward\(x"):
+        Classifier().test_step(torch.randn(2, 4))
+
+
+@pytest.mark.parametrize(
+    ("attribute", "cure"),
+    [
+        ("log", r"update_scalar\('train/<name>', value\)"),
+        ("device", r"self.data_preprocessor.device"),
+        ("current_epoch", r"get_info\('epoch'\)"),
+        ("global_step", r"get_info\('iter'\)"),
+    ],
+)
+def test_a_lightning_attribute_in_forward_gets_a_note_with_the_runnerx_way(attribute, cure):
+    class Lit(Classifier):
+        def forward(self, inputs, data_samples=None, mode="tensor"):
+            getattr(self, attribute)
+            return super().forward(inputs, data_samples, mode)
+
+    with pytest.raises(AttributeError, match=f"no attribute '{attribute}'") as error:
+        Lit().val_step([torch.randn(2, 4)])
+    assert len(notes(error)) == 1
+    assert notes(error)[0].startswith(f"self.{attribute} is a LightningModule attribute")
+    assert re.search(cure, notes(error)[0])
+
+
+def test_another_missing_attribute_gets_no_lightning_note():
+    class Typo(Classifier):
+        def forward(self, inputs, data_samples=None, mode="tensor"):
+            return self.fcc(inputs)
+
+    with pytest.raises(AttributeError, match="no attribute 'fcc'") as error:
+        Typo().val_step([torch.randn(2, 4)])
     assert notes(error) == []

@@ -12,7 +12,7 @@ from torch import nn
 from torch.nn.modules import module as _torch_module
 
 from runnerx.model.base_model.data_preprocessor import BaseDataPreprocessor
-from runnerx.model.base_model.forward_errors import note_batch_form
+from runnerx.model.base_model.forward_errors import batch_form_error, note_batch_form
 from runnerx.model.base_module import BaseModule
 from runnerx.registry import MODELS
 
@@ -184,10 +184,7 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
         except (TypeError, AttributeError) as error:
             note_batch_form(self, data, mode, error)
             raise
-        raise TypeError(
-            "the data preprocessor must return a dict (keyword arguments of forward) or a list "
-            f"or tuple (positional arguments), but returned {type(data).__name__}"
-        )
+        raise batch_form_error(data)
 
 
 def call_module(module: nn.Module) -> Any:

@@ -1,7 +1,8 @@
 """Notes for an error that ``forward`` raised because of the batch's form, added where
 BaseModel calls ``forward`` (only once something has raised: nothing runs on a good step).
 
-Two forms trip up users who come from Lightning or plain PyTorch:
+Two forms trip up users who come from Lightning or plain PyTorch (and a LightningModule
+attribute the model lacks, ``self.log``, ``self.device``, ..., gets the runnerx way):
 
 - the batch's keys are not ``forward``'s parameters (``dict(x=..., y=...)``), so Python
   says only "unexpected keyword argument 'x'";
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,7 +26,11 @@ def note_batch_form(model: nn.Module, data: Any, mode: str, error: BaseException
     """Add to ``error`` (raised calling ``model.forward`` with ``data``) what about the
     batch's form probably caused it, if anything did; on Python 3.10, which has no
     exception notes, log it as an error instead."""
-    note = _mismatch_note(model, data, mode, error) or _unstacked_note(data, error)
+    note = (
+        _lightning_attribute_note(model, error)
+        or _mismatch_note(model, data, mode, error)
+        or _unstacked_note(data, error)
+    )
     if note is None:
         return
     add_note = getattr(error, "add_note", None)
@@ -34,6 +40,51 @@ def note_batch_form(model: nn.Module, data: Any, mode: str, error: BaseException
         from runnerx.logging import print_log
 
         print_log(note, logger="current", level=logging.ERROR)
+
+
+#: LightningModule attributes a BaseModel lacks -> what a forward uses instead
+_LIGHTNING_ATTRIBUTES = {
+    "log": "return the value in forward's loss dict (mode='loss'; logged as train/<key>) or "
+    "call MessageHub.get_current_instance().update_scalar('train/<name>', value); a "
+    "validation value is a metric's result",
+    "device": "use self.data_preprocessor.device",
+    "current_epoch": "use MessageHub.get_current_instance().get_info('epoch') (0-based)",
+    "global_step": "use MessageHub.get_current_instance().get_info('iter') (batches, 0-based)",
+    "logger": "use Visualizer.get_current_instance(); .get_backend('TensorboardVisBackend')"
+    ".experiment is TensorBoard's SummaryWriter",
+}
+_LIGHTNING_ATTRIBUTES["log_dict"] = _LIGHTNING_ATTRIBUTES["log"]
+_NO_ATTRIBUTE = re.compile(r"object has no attribute '(\w+)'")
+
+
+def _lightning_attribute_note(model: nn.Module, error: BaseException) -> str | None:
+    """A note when the model lacks a LightningModule attribute that forward used."""
+    found = _NO_ATTRIBUTE.search(str(error)) if isinstance(error, AttributeError) else None
+    if found is None or found.group(1) not in _LIGHTNING_ATTRIBUTES:
+        return None
+    name = found.group(1)
+    if f"'{type(model).__name__}' object" not in str(error):
+        return None
+    return (
+        f"self.{name} is a LightningModule attribute that a runnerx model lacks: "
+        f"{_LIGHTNING_ATTRIBUTES[name]} (docs/lightning.md, 'The model')"
+    )
+
+
+def batch_form_error(data: Any) -> TypeError:
+    """The error for a preprocessed batch that is neither a dict nor a list or tuple; a bare
+    tensor (``DataLoader(x)``, common for predict loaders) gets the cure."""
+    cure = ""
+    if isinstance(data, torch.Tensor):
+        cure = (
+            " (a DataLoader over a bare tensor, DataLoader(x), gives one): make its samples "
+            "tuples, DataLoader(TensorDataset(x)) for forward(x, mode=...), or dicts, a "
+            "dataset returning dict(inputs=x[i]) for forward(inputs, mode=...)"
+        )
+    return TypeError(
+        "the data preprocessor must return a dict (keyword arguments of forward) or a list "
+        f"or tuple (positional arguments), but returned {type(data).__name__}{cure}"
+    )
 
 
 def _mismatch_note(model: nn.Module, data: Any, mode: str, error: BaseException) -> str | None:
