@@ -21,9 +21,11 @@ def image_array(image: Any, where: str) -> np.ndarray:
         image = image.detach().cpu().numpy()
     array = np.asarray(image)
     if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[2] not in _COLOUR_TYPES):
+        chw = array.ndim == 3 and array.shape[0] in _COLOUR_TYPES
+        hint = " (C x H x W, as TensorBoard takes it: pass image.permute(1, 2, 0))" if chw else ""
         raise ValueError(
             f"{where}: an image is H x W or H x W x C with C in 1, 3 (RGB) or 4 (RGBA), "
-            f"channels last; got shape {array.shape}"
+            f"channels last; got shape {array.shape}{hint}"
         )
     if array.dtype != np.uint8:
         if array.dtype.kind not in "biuf":

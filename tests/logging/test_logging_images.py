@@ -42,8 +42,11 @@ def test_grey_float_tensor_and_rgba_images(tmp_path, image, expected):
 
 
 def test_a_bad_image_is_named(tmp_path):
-    with pytest.raises(ValueError, match=r"add_image\('x'\).*got shape \(3, 4, 2\)"):
-        LocalVisBackend(tmp_path).add_image("x", np.zeros((3, 4, 2), np.uint8))
+    with pytest.raises(ValueError, match=r"add_image\('x'\).*got shape \(5, 4, 2\)") as caught:
+        LocalVisBackend(tmp_path).add_image("x", np.zeros((5, 4, 2), np.uint8))
+    assert "permute" not in str(caught.value)  # (5, 4, 2) is no C x H x W image either
+    with pytest.raises(ValueError, match=r"C x H x W, .*: pass image\.permute\(1, 2, 0\)"):
+        LocalVisBackend(tmp_path).add_image("y", np.zeros((3, 8, 8), np.uint8))
 
 
 def test_tensorboard_backend_writes_an_image_summary(tmp_path):
