@@ -28,13 +28,15 @@ MATMUL_PRECISIONS = ("highest", "high", "medium")
 
 def apply_speed_switches(env_cfg: Mapping[str, Any] | None) -> None:
     """Set torch's float32 matmul precision and cuDNN benchmarking as ``env_cfg`` asks
-    (process-wide; keys it does not know are left to the Runner's environment set-up)."""
+    (process-wide; keys it does not know are left to the Runner's environment set-up).
+    Benchmarking stays off while ``torch.backends.cudnn.deterministic`` is set
+    (``randomness.deterministic=True``, which warned when it turned it off), as in MMEngine."""
     env_cfg = env_cfg or {}
     precision = env_cfg.get("matmul_precision")
     if precision is not None:
         check_choice(precision, MATMUL_PRECISIONS, "env_cfg.matmul_precision")
         torch.set_float32_matmul_precision(precision)
-    if env_cfg.get("cudnn_benchmark"):
+    if env_cfg.get("cudnn_benchmark") and not torch.backends.cudnn.deterministic:
         torch.backends.cudnn.benchmark = True
 
 

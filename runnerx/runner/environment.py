@@ -28,6 +28,7 @@ import torch
 from runnerx.dist import broadcast_object, get_rank
 from runnerx.dist.launch import check_dist_cfg
 from runnerx.suggest import did_you_mean
+from runnerx.utils.dl_utils.setup_env import MP_CFG_DEFAULTS, set_multi_processing
 
 ENV_CFG_KEYS = (
     "cudnn_benchmark",
@@ -56,7 +57,8 @@ def set_random_seed(
 
     ``seed=None`` draws one on rank 0 and shares it, so all ranks agree; ``diff_rank_seed``
     adds the rank so that ranks differ; ``deterministic`` asks torch for deterministic
-    algorithms (slower) and turns cuDNN benchmarking off.
+    algorithms (slower) and turns cuDNN benchmarking off, with MMEngine's warning when it was
+    on. The seed (the rank added) must lie in [0, 2**32), as NumPy, and so MMEngine, requires.
     """
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
         raise TypeError(
@@ -65,12 +67,25 @@ def set_random_seed(
         )
     if seed is None:
         seed = broadcast_object(random.randint(0, 2**31 - 1))
+    seed = int(seed)  # a NumPy integer too: random.seed takes no other
     if diff_rank_seed:
         seed += get_rank()
+    if not 0 <= seed < 2**32:
+        plus_rank = " plus the rank (diff_rank_seed=True)" if diff_rank_seed else ""
+        raise ValueError(
+            f"randomness.seed{plus_rank} must lie in [0, 2**32) (NumPy's seeds), got {seed}"
+        )
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    np.random.seed(seed)
     torch.manual_seed(seed)
     if deterministic:
+        if torch.backends.cudnn.benchmark:
+            warnings.warn(
+                "torch.backends.cudnn.benchmark is going to be set as `False` to cause cuDNN "
+                "to deterministically select an algorithm (randomness.deterministic=True wins "
+                "over env_cfg.cudnn_benchmark=True)",
+                stacklevel=2,
+            )
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.backends.cudnn.benchmark = False
         torch.backends.cudnn.deterministic = True
@@ -120,9 +135,12 @@ def restore_signal_handlers(saved: dict[int, Any]) -> None:
             signal.signal(number, handler)
 
 
-def setup_env(env_cfg: dict) -> None:
-    """Apply ``env_cfg``: multiprocessing start method, cuDNN benchmarking, thread limits, the
-    open-files limit."""
+def setup_env(env_cfg: dict, distributed: bool = False) -> None:
+    """Apply ``env_cfg`` as MMEngine's Runner does: cuDNN benchmarking, ``mp_cfg`` through
+    :func:`~runnerx.utils.dl_utils.set_multi_processing` (start method, OpenCV threads and, when
+    ``distributed``, ``OMP_NUM_THREADS``/``MKL_NUM_THREADS``; MMEngine's defaults when
+    ``mp_cfg`` is not given), and the open-files limit. Unknown keys and bad ``mp_cfg``
+    values are refused before anything is set."""
     if "backend" in env_cfg:  # written by MMEngine's runner tutorial, which ignores it
         warnings.warn(
             f"env_cfg.backend={env_cfg['backend']!r} is ignored, as in MMEngine: the "
@@ -132,27 +150,11 @@ def setup_env(env_cfg: dict) -> None:
         env_cfg = {key: value for key, value in env_cfg.items() if key != "backend"}
     check_keys(env_cfg, ENV_CFG_KEYS, "env_cfg")
     check_dist_cfg(env_cfg.get("dist_cfg") or {})
+    mp_cfg = env_cfg.get("mp_cfg") or {}
+    check_keys(mp_cfg, tuple(MP_CFG_DEFAULTS), "env_cfg.mp_cfg")
+    set_multi_processing(**mp_cfg, distributed=distributed)  # checks its values first
     if env_cfg.get("cudnn_benchmark"):
         torch.backends.cudnn.benchmark = True
-    mp_cfg = dict(env_cfg.get("mp_cfg") or {})
-    start_method = mp_cfg.pop("mp_start_method", None)
-    if start_method is not None and sys.platform != "win32":
-        import torch.multiprocessing as mp
-
-        current = mp.get_start_method(allow_none=True)
-        if current not in (None, start_method):
-            warnings.warn(
-                f"env_cfg.mp_cfg.mp_start_method={start_method!r} differs from the start method "
-                f"already set ({current!r}); keeping {current!r}.",
-                stacklevel=2,
-            )
-        else:
-            mp.set_start_method(start_method, force=True)
-    threads = mp_cfg.pop("opencv_num_threads", None)
-    if threads is not None:
-        os.environ.setdefault("OPENCV_NUM_THREADS", str(threads))
-    if mp_cfg:
-        check_keys(mp_cfg, ("mp_start_method", "opencv_num_threads"), "env_cfg.mp_cfg")
     raise_open_files_limit(env_cfg.get("resource_limit"))
 
 
@@ -257,4 +259,27 @@ def environment_summary() -> dict[str, Any]:
     if torch.cuda.is_available():
         summary["GPU"] = torch.cuda.get_device_name(0)
         summary["CUDA"] = torch.version.cuda
+    return summary
+
+
+def runtime_summary(
+    env_cfg: dict, randomness: dict, seed: int, launcher: str, world_size: int
+) -> dict[str, Any]:
+    """The run's settings that MMEngine logs as its "Runtime environment": cuDNN benchmarking
+    (as it is now: off when ``randomness.deterministic`` won), ``mp_cfg`` with its defaults,
+    ``dist_cfg``, the other ``env_cfg`` keys given, the randomness and the launcher."""
+    summary: dict[str, Any] = {
+        "cudnn_benchmark": torch.backends.cudnn.benchmark,
+        "mp_cfg": {**MP_CFG_DEFAULTS, **(env_cfg.get("mp_cfg") or {})},
+        "dist_cfg": dict(env_cfg.get("dist_cfg") or {}),
+    }
+    for key in ENV_CFG_KEYS:
+        if key in env_cfg and key not in summary:
+            summary[key] = env_cfg[key]
+    summary["seed"] = seed
+    summary["deterministic"] = bool(randomness.get("deterministic", False))
+    summary["diff_rank_seed"] = bool(randomness.get("diff_rank_seed", False))
+    summary["Distributed launcher"] = launcher
+    summary["Distributed training"] = world_size > 1
+    summary["world size"] = world_size
     return summary

@@ -16,37 +16,54 @@ activation checkpointing, compile, DDP/FSDP: :func:`runnerx.parallel.prepare_mod
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from torch import nn
 
 from runnerx.suggest import given, refuse_unknown_keywords
 
-from .environment import environment_summary, set_random_seed, setup_env
+from .environment import environment_summary, runtime_summary, set_random_seed, setup_env
 
 
 class RunnerSetupSteps:
     """Mixed into :class:`~runnerx.runner.Runner` (see the module docstring)."""
 
     def setup_env(self, env_cfg: dict) -> None:
-        """Apply ``env_cfg`` (start method, cuDNN, thread limits) and start torch.distributed
-        for the launcher. Its warnings (an ignored ``env_cfg.backend``) go to the run's log
-        once that is open."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            setup_env(env_cfg)
-        self._env_warnings = [str(warning.message) for warning in caught]
+        """Apply ``env_cfg`` (cuDNN, ``mp_cfg``: start method, OpenCV and, in a distributed
+        run, OpenMP/MKL threads) and start torch.distributed for the launcher. Its warnings
+        (an ignored ``env_cfg.backend``, a replaced start method) go to the run's log."""
+        with self._warnings_to_log():
+            setup_env(env_cfg, distributed=self._launcher != "none")
         self._init_distributed(self._launcher, env_cfg.get("dist_cfg") or {})
 
     def set_randomness(
         self, seed: int | None = None, diff_rank_seed: bool = False, deterministic: bool = False
     ) -> None:
         """Seed Python, numpy and torch and set ``self.seed`` and ``self.deterministic``
-        (see ``set_random_seed``); the Runner calls it with its ``randomness`` config."""
+        (see ``set_random_seed``); the Runner calls it with its ``randomness`` config. Its
+        warning (cuDNN benchmarking turned off) goes to the run's log."""
         self._deterministic = deterministic
-        self.seed = set_random_seed(seed, deterministic, diff_rank_seed)
+        with self._warnings_to_log():
+            self.seed = set_random_seed(seed, deterministic, diff_rank_seed)
+
+    @contextlib.contextmanager
+    def _warnings_to_log(self) -> Iterator[None]:
+        """Warnings raised inside go to the run's log as WARNINGs: at once when it is open,
+        else kept for it (``_record_config`` logs them)."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+        messages = [str(warning.message) for warning in caught]
+        logger = getattr(self, "logger", None)
+        if logger is None:
+            self._env_warnings = [*getattr(self, "_env_warnings", ()), *messages]
+            return
+        for message in messages:
+            logger.warning(message)
 
     def build_log_processor(self, log_processor: Any) -> Any:
         """The log processor of a ``log_processor`` config (``dict()`` for the default) or the
@@ -135,9 +152,12 @@ class RunnerSetupSteps:
         self.message_hub = MessageHub.new_instance(self._experiment_name)
         self.visualizer = self.build_visualizer(visualizer)
         make_current(self.logger, self.message_hub, self.visualizer)
-        summary = "\n".join(f"    {key}: {value}" for key, value in environment_summary().items())
+        runtime = runtime_summary(
+            self._env_cfg, self._randomness_cfg, self.seed, self._launcher, self.world_size
+        )
         self.logger.info(
-            f"Environment:\n{summary}\n    seed: {self.seed}\n    world size: {self.world_size}\n"
+            f"System environment:\n{_lines(environment_summary())}\n"
+            f"Runtime environment:\n{_lines(runtime)}\n"
         )
         self._record_config()
 
@@ -160,6 +180,11 @@ class RunnerSetupSteps:
         prepared = self.wrap_model(self.cfg.get("model_wrapper_cfg"), model)
         self.unwrapped_model = unwrap(prepared)
         return prepared
+
+
+def _lines(summary: dict[str, Any]) -> str:
+    """``summary`` as indented ``key: value`` lines."""
+    return "\n".join(f"    {key}: {value}" for key, value in summary.items())
 
 
 def _with_preprocessor(model: dict, data_preprocessor: Any) -> dict:

@@ -1,5 +1,6 @@
 """runnerx.utils.dl_utils: MMEngine's dl_utils results, without mmcv."""
 
+import inspect
 import logging
 import os
 import sys
@@ -128,9 +129,20 @@ def test_set_multi_processing(monkeypatch, restore_start_method):
     with pytest.warns(UserWarning, match="OMP_NUM_THREADS is not set"):
         rx.set_multi_processing("fork", distributed=True)
     assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["MKL_NUM_THREADS"] == "4"
-    with pytest.warns(UserWarning, match="replacing the start method 'fork'"):
+    with pytest.warns(UserWarning, match="start method 'fork' set before is replaced by"):
         rx.set_multi_processing("spawn")
     assert mp.get_start_method() == "spawn"
+
+
+def test_set_multi_processing_defaults_are_mmengines():
+    from runnerx.utils.dl_utils.setup_env import MP_CFG_DEFAULTS
+
+    def defaults(function):
+        parameters = inspect.signature(function).parameters.values()
+        return {p.name: p.default for p in parameters if p.name != "distributed"}
+
+    assert defaults(rx.set_multi_processing) == defaults(mm.set_multi_processing)
+    assert defaults(rx.set_multi_processing) == MP_CFG_DEFAULTS
 
 
 def test_time_counter_logs_averages_after_warm_up(caplog, monkeypatch):
