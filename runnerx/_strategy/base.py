@@ -82,10 +82,10 @@ class BaseStrategy(metaclass=ABCMeta):
         env_kwargs = dict(env_kwargs or {})
         check_keys(env_kwargs, ENV_KWARGS_KEYS, "env_kwargs")
         self._env_cfg = {k: v for k, v in env_kwargs.items() if k not in ("launcher", "randomness")}
-        setup_env(self._env_cfg)
         self._launcher = env_kwargs.get("launcher") or infer_launcher()
         check_choice(self._launcher, LAUNCHERS, "env_kwargs.launcher")
         self._distributed = self._launcher != "none"
+        setup_env(self._env_cfg, distributed=self._distributed)  # as MMEngine's strategies
         if self._distributed and not is_distributed():
             init_dist(self._launcher, **(self._env_cfg.get("dist_cfg") or {}))
         self._rank, self._world_size = get_rank(), get_world_size()

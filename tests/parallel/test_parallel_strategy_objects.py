@@ -383,11 +383,13 @@ def ddp_twins(out, data, outcome):
 def run_rank(rank, out_dir):
     # the strategies start the process group themselves (torchrun's environment, gloo)
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank))
+    os.environ.pop("MKL_NUM_THREADS", None)  # a distributed strategy sets it, as MMEngine's
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     out, data = Path(out_dir), [rank_share(batch, rank) for batch in batches()]
     outcome = {}
     fine_tune_full(out, data, outcome)
+    outcome["mkl_threads"] = os.environ.get("MKL_NUM_THREADS")
     fine_tune_sharded(out, data, outcome)
     ddp_twins(out, data, outcome)
     return outcome
@@ -396,6 +398,10 @@ def run_rank(rank, out_dir):
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory, spawn_ranks):
     return spawn_ranks(run_rank, tmp_path_factory.mktemp("strategies"), WORLD_SIZE, timeout=180)
+
+
+def test_a_distributed_strategy_sets_the_thread_variables_as_mmengines(ranks):
+    assert [outcome["mkl_threads"] for outcome in ranks] == ["1", "1"]
 
 
 def test_fsdp_strategy_starts_the_process_group_and_shards_the_blocks(ranks):
