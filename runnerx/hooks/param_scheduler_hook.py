@@ -37,11 +37,13 @@ class ParamSchedulerHook(Hook):
 
     def before_train(self, runner: Any) -> None:
         """Sort the schedulers once, so that an iteration only loops over its own, and warn
-        about epoch-based ones that an iteration-based loop would never step, and about
-        those that begin or end past the end of training."""
+        about epoch-based ones that an iteration-based loop would never step, about those
+        that begin or end past the end of training, and about those acting on validation
+        metrics in a run that never validates while it trains."""
         self._sort(runner.param_schedulers)
         _warn_if_epochs_never_end(runner)
         _warn_if_past_the_end(runner)
+        _warn_if_never_validated(runner)
 
     def _follow(self, runner: Any) -> None:
         """Sort again if ``runner.param_schedulers`` is not what the lists were sorted from."""
@@ -136,6 +138,73 @@ def _warn_if_past_the_end(runner: Any) -> None:
         message = _past_the_end(label, scheduler, loop, by_epochs)
         if message:
             runner.logger.warning(message)
+
+
+def _warn_if_never_validated(runner: Any) -> None:
+    """Warn about each scheduler that acts on validation metrics (ReduceOnPlateau) when no
+    validation runs before training ends: without a val loop, with ``val_begin`` past the
+    end, or with the only validation after the last epoch (iteration), as a ``val_interval``
+    longer than the run leaves it. It then never changes its value, and MMEngine's would not
+    either, without a word. A fast_dev_run validates only at its end on purpose."""
+    from runnerx.runner.loops import EpochBasedTrainLoop, IterBasedTrainLoop
+
+    waiting = [
+        (label, scheduler)
+        for label, scheduler in _labelled(runner.param_schedulers)
+        if getattr(scheduler, "need_val_args", False)
+    ]
+    if not waiting:
+        return
+    loop = getattr(runner, "train_loop", None)
+    if getattr(runner, "val_loop", None) is None:
+        why = "this run has no validation (no val_dataloader, val_cfg and val_evaluator)"
+        fix = "add validation whose metrics hold its monitor"
+    elif isinstance(loop, (EpochBasedTrainLoop, IterBasedTrainLoop)):
+        if getattr(runner, "fast_dev_run", 0):
+            return
+        total = loop.max_epochs if loop.unit == "epoch" else loop.max_iters
+        first = _first_validation(loop, total)
+        # mid-epoch validations (val_check_interval) run in the epochs whose end validates
+        if first is not None and (first < total or getattr(loop, "_val_check_batches", 0)):
+            return
+        if first is None:
+            why = f"train_cfg.val_begin={loop.val_begin} is after the last {loop.unit} ({total})"
+        else:
+            why = (
+                f"the only validation runs after the last {loop.unit} ({total}), once training "
+                f"is over (train_cfg.val_begin={loop.val_begin}, "
+                f"val_interval={loop.dynamic_intervals[0]})"
+            )
+        fix = "validate while training: lower train_cfg.val_begin or val_interval"
+    else:
+        return
+    for label, scheduler in waiting:
+        shown = (
+            f"type={type(scheduler).__name__!r}, monitor={getattr(scheduler, 'monitor', None)!r}"
+        )
+        runner.logger.warning(
+            f"{label} ({shown}) acts only after validations, on their metrics, but {why}: it "
+            f"never changes the {getattr(scheduler, 'param_name', 'value')} (nor would "
+            f"MMEngine's); {fix}, or use a schedule that needs no metrics"
+        )
+
+
+def _first_validation(loop: Any, total: int) -> int | None:
+    """The first epoch (iteration) count after which ``loop`` validates, None for none:
+    every ``val_interval`` from ``val_begin`` on, the interval of the last
+    ``dynamic_intervals`` milestone at or before the count, and after the last one."""
+    begin = max(loop.val_begin, 1)
+    if begin > total:
+        return None
+    milestones = list(loop.dynamic_milestones)
+    for start, stop, interval in zip(
+        milestones, [*milestones[1:], total + 1], loop.dynamic_intervals
+    ):
+        low, high = max(start, begin), min(stop - 1, total)
+        first = -(-low // interval) * interval  # the first multiple of interval >= low
+        if low <= high and first <= high:
+            return first
+    return total
 
 
 def _past_the_end(label: str, scheduler: Any, loop: Any, by_epochs: bool) -> str | None:

@@ -14,7 +14,12 @@ from torch import nn
 from runnerx.config.config_dict import keyed_copy
 from runnerx.optim.checks import check_arguments
 from runnerx.optim.optim_wrapper import OptimWrapper
-from runnerx.optim.paramwise import ParamwiseRules, check_paramwise_cfg, paramwise_groups
+from runnerx.optim.paramwise import (
+    ParamwiseRules,
+    check_paramwise_cfg,
+    log_options,
+    paramwise_groups,
+)
 from runnerx.parallel.unwrap import unwrap
 from runnerx.registry import (
     OPTIM_WRAPPER_CONSTRUCTORS,
@@ -190,7 +195,9 @@ class DefaultOptimWrapperConstructor:
                 )
                 continue
             if param.requires_grad:
-                params.append({**group, **rules.options(module, name, param, full_name)})
+                options = rules.options(module, name, param, full_name)
+                log_options(full_name, options)
+                params.append({**group, **options})
         for child_name, child in module.named_children():
             child_prefix = f"{prefix}.{child_name}" if prefix else child_name
             self.add_params(params, child, prefix=child_prefix, is_dcn_module=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from torch import nn
@@ -25,6 +26,10 @@ class OptimWrapperDict(OptimWrapper):
     per name. What needs one optimizer (``update_params``, ``backward``, ``step``,
     ``optim_context``) raises: call it on the wrapper of that optimizer. It subclasses
     OptimWrapper only so that ``isinstance(x, OptimWrapper)`` holds, as in MMEngine.
+
+    When one optimizer's loss runs through another's parameters (a GAN's generator loss
+    through the discriminator), step it inside :meth:`toggle`, or its backward leaves
+    gradients on those parameters that their own optimizer's next step applies.
     """
 
     def __init__(self, **optim_wrappers: OptimWrapper) -> None:
@@ -63,6 +68,36 @@ class OptimWrapperDict(OptimWrapper):
         """Zero the gradients of every optimizer."""
         for wrapper in self.optim_wrappers.values():
             wrapper.zero_grad(**kwargs)
+
+    @contextmanager
+    def toggle(self, name: str) -> Iterator[OptimWrapper]:
+        """Inside the block, only the optimizer ``name`` gets gradients (Lightning's
+        ``toggle_optimizer`` / ``untoggle_optimizer``); yields its wrapper::
+
+            with optim_wrapper.toggle('generator') as gen_wrapper:
+                gen_wrapper.update_params(gen_loss(self.discriminator(self.generator(z))))
+
+        The parameters of the other optimizers that ``name``'s does not hold get
+        ``requires_grad=False``, so a backward in the block leaves no gradient on them, and
+        they get ``requires_grad=True`` back when the block ends, also on an error; those that
+        were frozen before stay frozen.
+        """
+        wrapper = self[name]
+        own = {id(param) for group in wrapper.param_groups for param in group["params"]}
+        switched_off = []
+        for other, other_wrapper in self.optim_wrappers.items():
+            if other == name:
+                continue
+            for group in other_wrapper.param_groups:
+                for param in group["params"]:
+                    if param.requires_grad and id(param) not in own:
+                        param.requires_grad_(False)
+                        switched_off.append(param)
+        try:
+            yield wrapper
+        finally:
+            for param in switched_off:
+                param.requires_grad_(True)
 
     def initialize_count_status(self, *args: Any, **kwargs: Any) -> None:
         """Does nothing, as in MMEngine: the model decides when each optimizer steps."""

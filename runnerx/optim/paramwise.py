@@ -23,6 +23,7 @@ from typing import Any
 
 from torch import nn
 
+from runnerx.logging.logger import print_log
 from runnerx.registry.errors import mark_wrapped
 from runnerx.suggest import SENTENCE, did_you_mean
 
@@ -134,7 +135,9 @@ def paramwise_groups(
             seen[id(param)] = full_name
             if not param.requires_grad:
                 continue
-            _add_to_group(groups, rules.options(module, name, param, full_name), param, full_name)
+            options = rules.options(module, name, param, full_name)
+            log_options(full_name, options)
+            _add_to_group(groups, options, param, full_name)
     unmatched = [key for key in custom_keys if key not in matched]
     if unmatched:
         warnings.warn(
@@ -145,6 +148,15 @@ def paramwise_groups(
     for options, params, names in groups:
         logger.debug("param group %s: %d parameters %s", options, len(params), names)
     return [{"params": params, **options} for options, params, _ in groups]
+
+
+def log_options(full_name: str, options: Mapping[str, Any]) -> None:
+    """Log at INFO (current logger) the settings the rules gave the parameter ``full_name``,
+    in MMEngine's form, ``paramwise_options -- backbone.bn.weight:weight_decay=0.0``;
+    nothing when no rule applied (``options`` empty)."""
+    if options:
+        settings = ", ".join(f"{key}={value}" for key, value in options.items())
+        print_log(f"paramwise_options -- {full_name}:{settings}", logger="current")
 
 
 class ParamwiseRules:

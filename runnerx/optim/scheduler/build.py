@@ -6,6 +6,13 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from runnerx.optim.scheduler.lightning_form import (
+    LIGHTNING_KEYS,
+    counterpart,
+    is_lightning_form,
+    lightning_argument_note,
+    lightning_form_error,
+)
 from runnerx.optim.scheduler.param_scheduler import (
     INF,
     _ParamScheduler,
@@ -52,6 +59,8 @@ def build_param_schedulers(
     )
     wrappers = named_optim_wrappers(optim_wrapper)
     keyed = isinstance(cfg, Mapping) and "type" not in cfg
+    if keyed and is_lightning_form(cfg, wrappers or ()):
+        raise lightning_form_error("param_scheduler", cfg)
     if wrappers is None:
         if keyed:
             raise RegistryKeyError(
@@ -104,13 +113,18 @@ def check_scheduler_entry(entry: Any, where: str) -> None:
     ``where`` names the entry (``param_scheduler[0]``)."""
     if isinstance(entry, Mapping) or _is_built(entry):
         return
+    root, _, key = where.partition(".")  # param_scheduler.<key> of a dict without type
+    if key in LIGHTNING_KEYS:
+        raise lightning_form_error(root, {key: entry}, whole=False)
     kind = entry if isinstance(entry, type) else type(entry)
     name = kind.__name__
     if kind.__module__.startswith("torch.optim"):
+        same = name if PARAM_SCHEDULERS.get(name) is not None else counterpart(name)
+        differ = "" if same == name else " (its arguments differ: docs/schedulers.md)"
         ours = (
-            f"use runnerx's {name}: dict(type={name!r}, ...) or "
-            f"runnerx.optim.scheduler.{name}(optim_wrapper, ...)"
-            if PARAM_SCHEDULERS.get(name) is not None
+            f"use runnerx's {same}{differ}: dict(type={same!r}, ...) or "
+            f"runnerx.optim.scheduler.{same}(optim_wrapper, ...)"
+            if same
             else "use a runnerx scheduler (docs/schedulers.md lists them) as a config dict"
         )
         raise TypeError(
@@ -168,6 +182,8 @@ def _build_one(
 ) -> Any:
     args = dict(entry)
     if "type" not in args:
+        if is_lightning_form(args):
+            raise lightning_form_error(where, args)
         raise RegistryKeyError(
             f"{where} has no 'type' (its keys: {', '.join(map(str, args)) or 'none'}); name a "
             "scheduler, e.g. type='CosineAnnealingLR'"
@@ -205,7 +221,8 @@ def _build_one(
     try:
         return build(**args)
     except Exception as err:
-        raise _with_where(err, shown, did_you_mean_argument(err, scheduler_class)) from err
+        hint = lightning_argument_note(err) or did_you_mean_argument(err, scheduler_class)
+        raise _with_where(err, shown, hint) from err
 
 
 def _scheduler_class(type_value: Any, scope: str | None, where: str) -> Any:
