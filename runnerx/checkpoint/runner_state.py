@@ -232,6 +232,14 @@ def resume_runner(
         if checkpoint.get("rng_states"):  # an older runnerx's lacks the world size: one per rank
             position.setdefault("world_size", len(checkpoint["rng_states"]))
         loop.resume_data_position(position)
+    elif hasattr(loop, "resume_without_position"):  # MMEngine's: continue where it would
+        seed = None if runner._randomness_cfg.get("diff_rank_seed") else meta.get("seed")
+        note = loop.resume_without_position(seed if isinstance(seed, int) else None)
+        if note:
+            runner.logger.info(
+                f"resume: {path} holds no data position (an MMEngine or weights-only "
+                f"checkpoint): {note}"
+            )
     if "validated_at" in meta and hasattr(loop, "resume_validation"):
         loop.resume_validation(int(meta["validated_at"]))
     _restore_rng(runner, checkpoint.get("rng_states"))

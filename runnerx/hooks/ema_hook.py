@@ -12,7 +12,8 @@ from runnerx.checkpoint.ema_weights import swap_ema_weights
 from runnerx.checkpoint.io import load_model_weights
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS, MODELS
-from runnerx.registry.build import did_you_mean_argument
+from runnerx.registry.build import _registries_to_search, did_you_mean_argument
+from runnerx.registry.errors import NotRegisteredError
 
 
 @HOOKS.register_module()
@@ -192,10 +193,10 @@ class EMAHook(Hook):
 
 
 def _check_average_arguments(ema_type: Any, kwargs: dict) -> None:
-    """Refuse an argument the average does not take when the hook is built, so that the error
-    comes with the hook's config key (``custom_hooks.N``) rather than when training starts.
-    A type not found yet (registered later, in another scope) is left to ``before_run``."""
-    average = MODELS.get(ema_type) if isinstance(ema_type, str) else ema_type
+    """Refuse an average type no registry knows, or an argument the average does not take,
+    when the hook is built, so that the error comes with the hook's config key
+    (``custom_hooks.N``) rather than when training starts."""
+    average = _average_type(ema_type)
     if not callable(average):
         return
     try:
@@ -204,3 +205,28 @@ def _check_average_arguments(ema_type: Any, kwargs: dict) -> None:
         name = getattr(average, "__name__", ema_type)
         hint = did_you_mean_argument(error, average)
         raise TypeError(f"EMAHook: the average {name} {error}{hint}") from None
+
+
+def _average_type(ema_type: Any) -> Any:
+    """What ``ema_type`` names, looked up as ``before_run``'s build will (the default scope's
+    registry first); None for a name registered only in another scope of the tree, which the
+    default scope of ``before_run`` may reach. A name that is nowhere is an error."""
+    if not isinstance(ema_type, str):
+        return ema_type
+    registries = _registries_to_search(MODELS)
+    for registry in registries:
+        found = registry.get(ema_type)
+        if found is not None:
+            return found
+    if _registered_below(MODELS.root, ema_type):
+        return None
+    error = NotRegisteredError(ema_type, registries)
+    error.args = (f"EMAHook.ema_type: {error}",)
+    raise error
+
+
+def _registered_below(registry: Any, name: str) -> bool:
+    """Whether ``registry`` or a registry below it registers ``name``."""
+    return name in registry.module_dict or any(
+        _registered_below(child, name) for child in registry.children.values()
+    )

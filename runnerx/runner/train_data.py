@@ -15,6 +15,8 @@ from __future__ import annotations
 from itertools import islice
 from typing import Any
 
+from runnerx.data.build import length_of
+from runnerx.data.samplers import InfiniteSampler
 from runnerx.data.samplers.generators import (
     generator_states,
     has_fixed_order,
@@ -87,6 +89,43 @@ class TrainDataPosition:
         if "seed" in position and isinstance(getattr(sampler, "seed", None), int):
             sampler.seed = int(position["seed"])
         self._resume_order(position.get("generator_states"), in_pass, where)
+
+    def resume_without_position(self, seed: int | None = None) -> str | None:
+        """Continue from a checkpoint that holds no data position (MMEngine's, or a
+        weights-only one) where MMEngine's loops continue, and return what to log of it, if
+        anything. An iteration-based loop continues the data stream after the saved
+        iterations' batches (MMEngine's IterBasedTrainLoop reads them again to skip them): a
+        finite sampler's passes are ``len(dataloader)`` batches, each in the order of its
+        sampler epoch; an InfiniteSampler's one stream never ends a pass. An epoch-based loop
+        starts the saved epoch at its first batch, as MMEngine's does (a checkpoint saved
+        mid-epoch has that epoch's first batches trained again). ``seed``: the sampler's seed
+        of the checkpoint's run (MMEngine gives its samplers the run's seed)."""
+        sampler, length = self._sampler(), length_of(self.dataloader)
+        data_pass, batches = self._epoch, 0
+        if self.unit == "iteration":
+            endless = isinstance(sampler, InfiniteSampler) or not length
+            data_pass, batches = (0, self._iter) if endless else divmod(self._iter, length)
+        position = data_position(self.dataloader, sampler, data_pass, batches)
+        if seed is not None:
+            position["seed"] = seed
+        self.resume_data_position(position)
+        if self.unit == "iteration":
+            if not self._iter:
+                return None
+            where = "" if not data_pass else f" (batch {batches + 1} of pass {data_pass + 1})"
+            how = "starts there" if hasattr(sampler, "set_consumed") else "reads past them too"
+            return (
+                f"the training data stream continues after its first {self._iter} batches"
+                f"{where}, where MMEngine's IterBasedTrainLoop continues (it reads them again to "
+                f"skip them: 'Advance dataloader {self._iter} steps'); the sampler {how}"
+            )
+        again = self._iter - self._epoch * (length or 0)
+        if not length or not 0 < again < length:
+            return None
+        return (
+            f"epoch {self._epoch + 1} starts at its first batch, as in MMEngine: the {again} "
+            "batches of it trained before the checkpoint was saved are trained again"
+        )
 
     def _resume_order(self, saved: list | None, in_pass: bool, where: str) -> None:
         """Have the next pass put back the generator states ``saved`` (this rank's): those at

@@ -9,6 +9,7 @@ from torch import nn
 from runnerx import Config
 from runnerx.hooks import EMAHook
 from runnerx.registry import HOOKS
+from runnerx.registry.errors import NotRegisteredError
 
 
 class TinyEMA(nn.Module):
@@ -246,6 +247,17 @@ def test_the_error_names_the_custom_hooks_key_of_the_config():
     hooks = [dict(type="EMAHook"), dict(type="EMAHook", momentun=0.1)]
     with pytest.raises(TypeError, match=r"cfg\.custom_hooks\.1 .*'momentun'"):
         HOOKS.build(Config(dict(custom_hooks=hooks)).custom_hooks[1])
+
+
+def test_an_unregistered_average_is_refused_when_the_hook_is_built_naming_its_key():
+    hooks = [dict(type="EMAHook", ema_type="ExponentialMovingAverag")]
+    with pytest.raises(NotRegisteredError) as caught:
+        HOOKS.build(Config(dict(custom_hooks=hooks)).custom_hooks[0])
+    # the build's context is a note (Python 3.11+) or in front of the message (3.10)
+    said = " ".join([str(caught.value), *getattr(caught.value, "__notes__", ())])
+    assert "EMAHook.ema_type: 'ExponentialMovingAverag' is not registered" in said
+    assert "Did you mean 'ExponentialMovingAverage'" in said
+    assert "cfg.custom_hooks.0 (type='EMAHook'" in said
 
 
 def test_a_begin_after_the_end_of_training_is_an_error(ema_runner):
