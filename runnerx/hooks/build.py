@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
+from runnerx.config.config_dict import config_key_path, keyed_copy
 from runnerx.hooks.hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
 from runnerx.registry import HOOKS
 from runnerx.suggest import close_matches
@@ -110,7 +111,7 @@ def _build(cfg: Any, where: str, default: dict[str, Any] | None) -> Hook:
     priority = cfg.get("priority")
     if priority is not None:
         _check_priority(priority, f"{where}.priority")
-        cfg = {key: value for key, value in cfg.items() if key != "priority"}
+        cfg = _without_priority(cfg)
     defaults = default if default is not None and "type" not in cfg else None
     hook = HOOKS.build(cfg, default_args=defaults)
     if not isinstance(hook, Hook):
@@ -121,6 +122,17 @@ def _build(cfg: Any, where: str, default: dict[str, Any] | None) -> Hook:
     if priority is not None:
         hook.priority = priority
     return hook
+
+
+def _without_priority(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A copy of ``cfg`` without ``priority`` (a hook's constructor does not take it) that
+    keeps its config key, so that build errors still name ``cfg.custom_hooks.N``."""
+    path = config_key_path(cfg)
+    if not path:
+        return {key: value for key, value in cfg.items() if key != "priority"}
+    copied = keyed_copy(cfg, path)
+    del copied["priority"]
+    return copied
 
 
 def _warn_empty_default(where: str, default: dict[str, Any]) -> None:

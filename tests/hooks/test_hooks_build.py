@@ -104,6 +104,14 @@ def test_a_config_from_a_file_builds_and_is_left_unchanged():
     assert hooks[names(hooks).index("EMAHook")].ema_cfg["momentum"] == 0.001
 
 
+def test_a_hook_config_with_a_priority_keeps_its_key_in_build_errors():
+    # mmdet's EMAHook entry sets priority=49: its typos must still name cfg.custom_hooks.0
+    cfg = Config(dict(custom_hooks=[dict(type="EMAHook", momentm=0.1, priority=49)]))
+    with pytest.raises(TypeError, match=r"^while building cfg\.custom_hooks\.0 \(type='EMAHook'"):
+        build_hooks(None, cfg.custom_hooks)
+    assert cfg.custom_hooks[0].priority == 49  # the config is left as it was
+
+
 @pytest.mark.parametrize(
     ("default_hooks", "custom_hooks", "error", "message"),
     [
