@@ -392,6 +392,11 @@ def _continue_seed(runner: Any, saved: Any, path: str) -> None:
             f"order are restored (exact resume); to train with seed {configured}, start a new "
             f"run from these weights: load_from='{path}' and resume=False"
         )
+    else:  # the start-up log showed the seed drawn for this process
+        runner.logger.info(
+            f"randomness.seed is None: the resumed run continues with the checkpoint's seed "
+            f"{saved}, not the one drawn at start-up ({runner.seed - rank_offset})"
+        )
     runner.seed = saved + rank_offset
     runner._randomness_cfg["seed"] = saved
 

@@ -190,6 +190,17 @@ def test_a_changed_randomness_seed_says_how_to_train_with_it(tmp_path, plain_run
     ) in log
 
 
+def test_a_resumed_run_without_a_seed_says_which_seed_it_continues_with(tmp_path, plain_run):
+    # the start-up log shows the seed drawn for the new process, not the one the run goes on with
+    checkpoint = plain_run / "iter_6.pth"
+    runner, log = resumed(checkpoint, tmp_path, **{"randomness.seed": None})
+    assert runner.seed == 0
+    assert (
+        "INFO - randomness.seed is None: the resumed run continues with the checkpoint's seed 0, "
+        "not the one drawn at start-up ("
+    ) in log
+
+
 def test_the_config_warning_splits_what_is_used_from_what_is_not(tmp_path, plain_run):
     checkpoint = plain_run / "iter_6.pth"
     changes = {
