@@ -12,7 +12,7 @@ from runnerx.checkpoint.ema_weights import swap_ema_weights
 from runnerx.checkpoint.io import load_model_weights
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS, MODELS
-from runnerx.registry.build import _registries_to_search, did_you_mean_argument
+from runnerx.registry.build import did_you_mean_argument, lookup_type
 from runnerx.registry.errors import NotRegisteredError
 
 
@@ -213,11 +213,9 @@ def _average_type(ema_type: Any) -> Any:
     default scope of ``before_run`` may reach. A name that is nowhere is an error."""
     if not isinstance(ema_type, str):
         return ema_type
-    registries = _registries_to_search(MODELS)
-    for registry in registries:
-        found = registry.get(ema_type)
-        if found is not None:
-            return found
+    found, registries = lookup_type(MODELS, ema_type)
+    if found is not None:
+        return found
     if _registered_below(MODELS.root, ema_type):
         return None
     error = NotRegisteredError(ema_type, registries)

@@ -28,7 +28,7 @@ from runnerx.registry import (
     NotRegisteredError,
     Registry,
 )
-from runnerx.registry.build import _registries_to_search
+from runnerx.registry.build import lookup_type
 from runnerx.registry.errors import mark_wrapped
 from runnerx.utils.errors import ValueAssertionError
 from runnerx.utils.misc import is_method_overridden
@@ -48,12 +48,10 @@ def resolve_type(registry: Registry, cfg: Mapping[str, Any], where: str) -> Any:
         raise ValueError(f"{where} has no 'type' key (e.g. type='AdamW')")
     if not isinstance(type_value, str):
         return type_value
-    registries = _registries_to_search(registry)
-    for each in registries:
-        found = each.get(type_value)
-        if found is not None:
-            return found
-    raise NotRegisteredError(type_value, registries, where)
+    found, registries = lookup_type(registry, type_value)
+    if found is None:
+        raise NotRegisteredError(type_value, registries, where)
+    return found
 
 
 def _check_numbers(optimizer_cfg: Mapping[str, Any], where: str) -> None:

@@ -110,12 +110,27 @@ def _registries_to_search(registry: Registry) -> list[Registry]:
     return [scoped] if scoped is registry else [scoped, registry]
 
 
+def lookup_type(registry: Registry, name: str) -> tuple[Any, list[Registry]]:
+    """What ``registry.build`` finds for the type ``name`` (None when nothing), and the
+    registries it searches: the default scope's first, then ``registry``; for a check made
+    before the build, which can then name the key in its error."""
+    registries = _registries_to_search(registry)
+    return _first_found(name, registries), registries
+
+
+def _first_found(name: str, registries: list[Registry]) -> Any:
+    for registry in registries:
+        obj = registry.get(name)
+        if obj is not None:
+            return obj
+    return None
+
+
 def _resolve_type(type_value: Any, registries: list[Registry], cfg: Mapping) -> Any:
     if isinstance(type_value, str):
-        for registry in registries:
-            obj = registry.get(type_value)
-            if obj is not None:
-                return obj
+        obj = _first_found(type_value, registries)
+        if obj is not None:
+            return obj
         raise mark_wrapped(NotRegisteredError(type_value, registries, _key_path(cfg)))
     if callable(type_value):
         return type_value
