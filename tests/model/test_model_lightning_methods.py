@@ -4,25 +4,16 @@ warns once, naming each with the place its work goes."""
 import logging
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from runnerx.logging import logger as logger_module
-from runnerx.model import BaseModel, build_model
+from runnerx.model import build_model
 from runnerx.model.lightning_methods import lightning_methods
 from runnerx.runner import Runner
+from tests.parallel.test_parallel_compile_given import Tiny
 
 
-class Plain(BaseModel):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 2)
-
-    def forward(self, x, y=None, mode="tensor"):
-        logits = self.fc(x)
-        return dict(loss=F.cross_entropy(logits, y)) if mode == "loss" else logits
-
+class Plain(Tiny):
     def test_step(self, data):  # runnerx's own step, overridden: not Lightning's
         return super().test_step(data)
 
