@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
-from torch.utils.data import DataLoader, Subset
+from torch.utils.data import DataLoader, IterableDataset, Subset
 
 from runnerx.config.config_dict import with_config_key
 from runnerx.config.errors import ConfigKeyError
@@ -53,11 +53,13 @@ def build_dataloader(
 
         train_dataloader = dict(
             dataset=dict(type='DigitsDataset', split='train'),  # DATASETS, or a Dataset
-            sampler=dict(type='DefaultSampler', shuffle=True),   # DATA_SAMPLERS; required
+            sampler=dict(type='DefaultSampler', shuffle=True),   # DATA_SAMPLERS; see below
             collate_fn=dict(type='default_collate'),             # FUNCTIONS; else pseudo_collate
             batch_size=64, num_workers=2, persistent_workers=True, pin_memory=True)
 
-    The sampler gets ``dataset`` and ``seed`` as defaults. ``batch_sampler`` (DATA_SAMPLERS)
+    The sampler gets ``dataset`` and ``seed`` as defaults. It is required, except for an
+    IterableDataset, which takes none: ``sampler=None`` or no ``sampler`` key (a sampler given
+    for one is refused, naming ``{cfg_key}.sampler``). ``batch_sampler`` (DATA_SAMPLERS)
     is built around the sampler and takes ``batch_size``. ``collate_fn`` and
     ``worker_init_fn`` dicts name a function in FUNCTIONS; their other keys are bound to it.
     Given a ``seed``, workers are seeded by :func:`worker_init_fn` from the sampler's seed
@@ -96,11 +98,17 @@ def build_dataloader(
     num_batch_per_epoch = cfg.pop("num_batch_per_epoch", None)
     batch_sampler_cfg = cfg.pop("batch_sampler", None)
     if num_batch_per_epoch is not None:
+        _refuse_iterable(
+            dataset,
+            f"{cfg_key}.num_batch_per_epoch",
+            "cuts the dataset by index",
+            "remove it (train_cfg.limit_batches=N ends each training epoch after N batches)",
+        )
         batch_size = cfg.get("batch_size") or (batch_sampler_cfg or {}).get("batch_size") or 1
         size = min(len(dataset), num_batch_per_epoch * batch_size * get_world_size())
         dataset = Subset(dataset, range(size))
 
-    sampler = _pop_required(cfg, "sampler", cfg_key)
+    sampler = _pop_sampler(cfg, cfg_key, dataset)
     if isinstance(sampler, Mapping):
         sampler_seed = None if diff_rank_seed else seed
         sampler = DATA_SAMPLERS.build(
@@ -207,6 +215,42 @@ def _check_keys(cfg: dict[str, Any], cfg_key: str) -> None:
             ValueError(
                 f"{cfg_key}.shuffle: the sampler shuffles; write "
                 f"{cfg_key}.sampler=dict(type='DefaultSampler', shuffle=True) instead"
+            )
+        )
+
+
+class LoopDefaultSampler(dict):
+    """The sampler config a loop gives a dataloader config whose ``sampler`` is None (its
+    ``default_sampler``): built for a map-style dataset, dropped for an IterableDataset, which
+    takes no sampler (as MMEngine, which passes None on to the DataLoader)."""
+
+
+def _pop_sampler(cfg: dict[str, Any], cfg_key: str, dataset: Any) -> Any:
+    """The ``sampler`` entry: required for a map-style dataset; none for an IterableDataset,
+    which yields its samples in its own order (None, left out, or a loop's default)."""
+    if not isinstance(dataset, IterableDataset):
+        return _pop_required(cfg, "sampler", cfg_key)
+    sampler = cfg.pop("sampler", None)
+    if sampler is not None and not isinstance(sampler, LoopDefaultSampler):
+        _refuse_iterable(
+            dataset,
+            f"{cfg_key}.sampler={sampler!r}",
+            "orders the samples",
+            f"remove {cfg_key}.sampler or set it to None, and shuffle or split the samples "
+            "between ranks and workers in __iter__ (torch.utils.data.get_worker_info() "
+            "names the worker)",
+        )
+    return None
+
+
+def _refuse_iterable(dataset: Any, key: str, does: str, cure: str) -> None:
+    """Refuse ``key``, which ``does`` something only a map-style dataset allows, for an
+    IterableDataset (which yields its samples in its own order, from ``__iter__``)."""
+    if isinstance(dataset, IterableDataset):
+        raise mark_wrapped(
+            ValueError(
+                f"{key} {does}, but the dataset, {type(dataset).__name__}, is an "
+                f"IterableDataset, which yields its samples in its own order: {cure}"
             )
         )
 

@@ -21,12 +21,15 @@ metric's, so that no file is removed, and no score compared, on a guess.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import pickle
 import re
 import shutil
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import torch
 
 from runnerx.checkpoint.resume_checks import same_name_in
 from runnerx.checkpoint.runner_state import find_latest_checkpoint, save_in_background
@@ -172,7 +175,8 @@ class BestCheckpoints:
                 raise MissingMetricError(missing_metric(where, metric, metrics))
             filename = f"best_{metric}_{step_file}".replace("/", "_")
             path = os.path.join(self.out_dir, filename)
-            dropped = self._enter(runner.message_hub, metric, rule, metrics[metric], path)
+            score = best_score(metric, metrics[metric])
+            dropped = self._enter(runner.message_hub, metric, rule, score, path)
             if dropped is None:
                 continue
             entered = True
@@ -188,10 +192,7 @@ class BestCheckpoints:
             which = (
                 "The best checkpoint" if best else f"A checkpoint among the {self.max_keep} best"
             )
-            runner.logger.info(
-                f"{which} with {float(metrics[metric]):.4f} {metric} at {at} is saved to "
-                f"{filename}."
-            )
+            runner.logger.info(f"{which} with {score:.4f} {metric} at {at} is saved to {filename}.")
             if is_main_process():
                 upload_when_complete(self.copies, path, runner.logger)
             # queued behind the new file's background write: the old ones go once it is whole
@@ -238,6 +239,25 @@ class BestCheckpoints:
         reason = "a better best" if self.max_keep == 1 else f"not among the {self.max_keep} best"
         for path in paths:
             remove_checkpoint(path, self.copies, runner.logger, reason, self.out_dir)
+
+
+def best_score(metric: str, value: Any) -> float | None:
+    """The ``save_best`` metric's ``value`` as a float: a real number, or a tensor or numpy
+    value of one element (None, a metric that gave no value, is skipped as before);
+    anything else is refused, naming the metric."""
+    if value is None:
+        return None
+    # a tensor, numpy array or numpy scalar of one element -> its Python number
+    count = value.numel() if isinstance(value, torch.Tensor) else getattr(value, "size", None)
+    number = value.item() if count == 1 and hasattr(value, "item") else value
+    if isinstance(number, numbers.Real):
+        return float(number)
+    raise TypeError(
+        f"CheckpointHook.save_best={metric!r}: the metrics gave {metric}={value!r} "
+        f"({type(value).__name__}), but the best checkpoint is chosen by comparing numbers: "
+        f"make the metric's compute_metrics return a float (or a 0-dim tensor) for {metric!r}, "
+        "or name another metric in save_best"
+    )
 
 
 def best_rules(

@@ -160,10 +160,14 @@ class LoggerHook(Hook):
                 told = (
                     f"; no checkpoint saved while the losses were finite is left ({good} is gone)"
                 )
+        now = runner.iter + 1
+        first = min((_first_non_finite(hub, name, now) for name in bad), default=None)
+        since = f" (not finite since iteration {first})" if first else ""
         runner.logger.warning(
-            f"{values} at iteration {runner.iter + 1}: training has diverged. A lower learning "
-            "rate, gradient clipping (optim_wrapper.clip_grad=dict(max_norm=1.0)) or, in "
-            "float16, AmpOptimWrapper's loss scaling usually cure it" + told
+            f"{values} by iteration {now}{since}: training has diverged, or a batch held "
+            "NaN/inf values (check the data of those iterations). For a divergence, a lower "
+            "learning rate, gradient clipping (optim_wrapper.clip_grad=dict(max_norm=1.0)) or, "
+            "in float16, AmpOptimWrapper's loss scaling usually cure it" + told
         )
 
     def after_val_iter(
@@ -236,3 +240,17 @@ def _jsonable(value: Any) -> Any:
         return value
     tolist = getattr(value, "tolist", None)  # tensors, arrays, numpy scalars
     return _jsonable(tolist()) if callable(tolist) else None
+
+
+def _first_non_finite(hub: Any, name: str, now: int) -> int | None:
+    """The iteration of the first non-finite value of ``train/<name>`` in the hub's history
+    (one value an iteration, the newest ``now``'s); None when it is not known (no history, or
+    the oldest value kept is not finite already). Read once, when divergence is found."""
+    buffer = hub.log_scalars.get(f"train/{name}")
+    if buffer is None:
+        return None
+    values = buffer.data[0]
+    finite = [math.isfinite(value) for value in values]
+    if all(finite) or not finite[0]:
+        return None
+    return now - len(values) + finite.index(False) + 1

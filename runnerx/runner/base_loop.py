@@ -8,12 +8,17 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from torch.utils.data import IterableDataset
+
+from runnerx.data.build import LoopDefaultSampler
+
 __all__ = ["BaseLoop", "accepted_keywords", "refuse_uneven_batches"]
 
 
 class BaseLoop:
     """A loop over one dataloader, run by a Runner. A dataloader config whose ``sampler`` is
-    None gets the loop's ``default_sampler``, as MMEngine's docs say (epoch_to_iter). The
+    None gets the loop's ``default_sampler``, as MMEngine's docs say (epoch_to_iter), unless
+    its dataset is an IterableDataset, which takes no sampler (as in MMEngine). The
     dataset's ``metainfo`` goes to the runner's visualizer (``dataset_meta``), as in MMEngine.
 
     The Runner is ``self._runner``, read through the ``runner`` property, as in MMEngine: a
@@ -25,15 +30,14 @@ class BaseLoop:
 
     def __init__(self, runner: Any, dataloader: Any) -> None:
         self._runner = runner
-        if (
+        # the dataset, built with the loader, decides whether the default applies
+        defaulted = (
             isinstance(dataloader, Mapping)
             and "sampler" in dataloader
             and dataloader["sampler"] is None
-        ):
-            dataloader = {**dataloader, "sampler": dict(self.default_sampler)}
-            runner.logger.info(
-                f"{self.mode}_dataloader.sampler is None: using {self.default_sampler}"
-            )
+        )
+        if defaulted:
+            dataloader = {**dataloader, "sampler": LoopDefaultSampler(self.default_sampler)}
         build = runner.build_dataloader
         self.dataloader = build(
             dataloader,
@@ -41,9 +45,14 @@ class BaseLoop:
             diff_rank_seed=runner._randomness_cfg.get("diff_rank_seed", False),
             **accepted_keywords(build, cfg_key=f"{self.mode}_dataloader"),
         )
+        dataset = getattr(self.dataloader, "dataset", None)
+        if defaulted and not isinstance(dataset, IterableDataset):
+            runner.logger.info(
+                f"{self.mode}_dataloader.sampler is None: using {self.default_sampler}"
+            )
         # what the dataset says of itself (classes, palette), for the visualizer to draw with,
         # as MMEngine's loops hand it over
-        self.dataset_meta = getattr(getattr(self.dataloader, "dataset", None), "metainfo", None)
+        self.dataset_meta = getattr(dataset, "metainfo", None)
         if self.dataset_meta is not None:
             runner.visualizer.dataset_meta = self.dataset_meta
 

@@ -253,7 +253,10 @@ def test_a_loss_that_turns_nan_is_warned_about_once(tmp_path, at, warned):
         assert warnings == []
         return
     assert len(warnings) == 1  # nan is logged again at iterations 6 and 8, not warned again
-    assert " - WARNING - loss=nan at iteration 4: training has diverged." in warnings[0]
+    assert (
+        " - WARNING - loss=nan by iteration 4 (not finite since iteration 4): training has"
+        in (warnings[0])
+    )
     assert "optim_wrapper.clip_grad=dict(max_norm=1.0)" in warnings[0]
 
 

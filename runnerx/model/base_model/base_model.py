@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import logging
 from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping
 from typing import Any
@@ -98,7 +99,12 @@ class BaseModel(BaseModule, metaclass=ABCMeta):
             data = self._preprocess(data, True)
             losses = self._run_forward(data, mode="loss")
         loss, log_vars = self.parse_losses(losses)
-        optim_wrapper.update_params(loss)
+        try:
+            optim_wrapper.update_params(loss)
+        except RuntimeError as error:
+            if not loss.requires_grad:  # torch's "does not require grad" names no loss
+                _note_detached_loss(self, losses, error)
+            raise
         return log_vars
 
     def val_step(self, data: Any) -> Any:
@@ -237,6 +243,37 @@ def check_forward_takes_mode(model: nn.Module) -> None:
         "'predict' (validation, test); add mode='tensor' to forward's arguments and return a "
         "dict of losses for 'loss' (see runnerx.model.BaseModel), or override those steps"
     )
+
+
+def _note_detached_loss(model: nn.Module, losses: Mapping, error: BaseException) -> None:
+    """Add to ``error`` (raised by the backward of a loss without a graph) which loss keys
+    were summed and what detaches a loss; on Python 3.10, log it as an error instead."""
+    name = type(model).__name__
+    summed = [key for key, value in losses.items() if "loss" in key and _has_values(value)]
+    if not any(parameter.requires_grad for parameter in model.parameters()):
+        why = f"every parameter of {name} is frozen (requires_grad=False)"
+    else:
+        why = (
+            "no term of it depends on a trainable parameter through autograd: a loss made "
+            "with .detach(), .item() (or float()/numpy()), or computed under torch.no_grad() "
+            "or inference_mode(), or from frozen parameters only"
+        )
+    note = (
+        f"{name}.forward(mode='loss') returned a loss without a graph (requires_grad=False): "
+        f"train_step summed the keys {summed} into it, and {why}"
+    )
+    add_note = getattr(error, "add_note", None)
+    if add_note is not None:
+        add_note(note)
+    else:  # Python 3.10
+        from runnerx.logging import print_log
+
+        print_log(note, logger="current", level=logging.ERROR)
+
+
+def _has_values(value: Any) -> bool:
+    """Whether a ``parse_losses`` entry adds to the loss (an empty list adds nothing)."""
+    return isinstance(value, torch.Tensor) or bool(value)
 
 
 def _all_tensors(items: list | tuple) -> bool:
