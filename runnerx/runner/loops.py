@@ -94,12 +94,25 @@ class _TrainLoop(TrainDataPosition, ValidationSchedule, BaseLoop):
         self._iter = 0
         self._init_val_schedule(val_begin, val_interval, dynamic_intervals)
         self.stop_training = False  # ends training after this iteration (epoch end, val run)
-        self.stop_now = False  # ends it at this iteration boundary, epoch unfinished, no val
+        self._stop_now = False
         self._pass_start_iter = 0  # the iteration at which the current pass over the data began
         self._resume_batches = 0  # batches of the current pass done before a resume
         # the loops' own run() asks again after before_train; a subclass's run() that does
         # not (MMEngine's custom loops call run_iter directly) uses the hooks of now
         self.refresh_hooks()
+
+    @property
+    def stop_now(self) -> bool:
+        """Set by a hook to end training at this iteration boundary, the epoch unfinished and
+        not validated (PreemptionHook's stop); setting it sets ``stop_training`` too, so that
+        both loops end whichever a custom hook sets."""
+        return self._stop_now
+
+    @stop_now.setter
+    def stop_now(self, value: bool) -> None:
+        self._stop_now = value
+        if value:
+            self.stop_training = True
 
     @property
     def max_epochs(self) -> int:
@@ -293,7 +306,7 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
             self.run_iter(idx, data_batch)
             if idx == check_at:  # -1 when no mid-epoch validation is left in this epoch
                 check_at = self._val_check(idx)
-            if self.stop_training or self.stop_now:
+            if self.stop_training:  # stop_now sets it too
                 break
         if self.stop_now:
             return
@@ -303,6 +316,13 @@ class EpochBasedTrainLoop(MidEpochValidation, _TrainLoop):
                 f"training stopped early (a hook set stop_training) at iteration {self._iter}, "
                 f"after batch {done} of {length} of epoch {self._epoch + 1}, which counts as "
                 "done"
+            )
+        elif done < length:  # the loader ran dry: an iterable dataset that yields fewer
+            runner.logger.warning(
+                f"train_dataloader yielded {done} of the {length} batches len() gives it in "
+                f"epoch {self._epoch + 1} (at iteration {self._iter}): its dataset yields fewer "
+                "samples than its __len__ says (an IterableDataset, say), so the epoch ends "
+                "early; max_iters, the schedulers and the log's ETA count len()'s batches"
             )
         runner.call_hook("after_train_epoch")
         self._epoch += 1

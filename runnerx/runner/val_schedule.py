@@ -18,14 +18,14 @@ from typing import Any
 
 class ValidationSchedule:
     """The validation schedule of a training loop, which has ``runner``, ``unit`` ('epoch' or
-    'iteration': what ``val_interval`` counts), ``stop_now`` and the counts ``_epoch`` and
+    'iteration': what ``val_interval`` counts), ``_stop_now`` and the counts ``_epoch`` and
     ``_iter``. MMEngine's attributes are here for loops written for it: ``dynamic_milestones``
     and ``dynamic_intervals`` (the interval from each milestone on, as two lists) and
     :meth:`_decide_current_val_interval`."""
 
     runner: Any
     unit: str
-    stop_now: bool
+    _stop_now: bool  # behind the loop's stop_now property: read once per iteration here
     _epoch: int
     _iter: int
 
@@ -105,7 +105,7 @@ class ValidationSchedule:
         if self._interval_changes:
             self._settle_val_interval(done)
         # _validates first: without validation, val_interval may be 0 (MMEngine runs that)
-        due = self._validates and not self.stop_now and self._is_due(done, total)
+        due = self._validates and not self._stop_now and self._is_due(done, total)
         return due and self.runner.val_loop is not None
 
     def _validate_if_due(self, done: int, total: int, note: str | None = None) -> None:

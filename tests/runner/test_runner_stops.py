@@ -36,6 +36,29 @@ def test_a_stop_at_an_epochs_end_says_nothing_of_a_cut(tmp_path):
     assert "stopped early" not in log_of(runner)
 
 
+class StopNowAt(Hook):
+    """Sets only ``stop_now`` after iteration ``at``, as a custom preemption hook might; an
+    error if training goes on (the epoch loop used to repeat the cut epoch forever)."""
+
+    def __init__(self, at: int):
+        self.at = at
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        if runner.iter + 1 == self.at:
+            runner.train_loop.stop_now = True
+        elif runner.iter + 1 > self.at:
+            raise RuntimeError(f"training went on after stop_now, to iteration {runner.iter + 1}")
+
+
+@pytest.mark.parametrize(
+    "train_cfg", [dict(by_epoch=True, max_epochs=3), dict(by_epoch=False, max_iters=12)]
+)
+def test_stop_now_alone_ends_training_at_once_in_both_loops(tmp_path, train_cfg):
+    runner = tiny_runner(tmp_path, train_cfg, [StopNowAt(6)])
+    runner.train()
+    assert runner.iter == 6 and runner.train_loop.stop_training
+
+
 class InterruptInValidation(Hook):
     """Raises KeyboardInterrupt (Ctrl-C) in the ``nth`` validation's first batch."""
 
