@@ -72,13 +72,15 @@ class Evaluator:
         The arguments come in the opposite order to ``BaseMetric.process``, as in MMEngine.
         Predictions that are data elements (``runnerx.structures``) reach the metrics as dicts
         (``to_dict()``), as in MMEngine, so metrics read ``sample['pred_score']`` either way.
-        One-shot iterables (a generator, say) are made a list first, so every metric sees all.
+        A tuple, a tensor (its rows) or a one-shot iterable (a generator) is made a list, as
+        MMEngine makes every batch one, so every metric sees all of it; a dict of batched
+        values (runnerx's fast form, see docs/evaluation.md) is passed as it is.
         """
-        if isinstance(data_samples, Iterator):
+        if isinstance(data_samples, (tuple, torch.Tensor, Iterator)):
             data_samples = list(data_samples)
         # Only the first sample is checked: a batch of dicts costs one isinstance.
         if (
-            isinstance(data_samples, (list, tuple))
+            isinstance(data_samples, list)
             and data_samples
             and isinstance(data_samples[0], BaseDataElement)
         ):

@@ -117,6 +117,36 @@ def test_evaluate_merges_metrics_and_process_passes_predictions_then_batch():
     assert error.results == []  # cleared for the next evaluation
 
 
+class Received(BaseMetric):
+    def process(self, data_batch, data_samples):
+        self.results.append(data_samples)
+
+    def compute_metrics(self, results):
+        return {}
+
+
+@pytest.mark.parametrize(
+    "predictions, expected",
+    [
+        ((torch.ones(2, 3), torch.zeros(2)), "a list of the tuple's items"),
+        (torch.arange(6.0).reshape(2, 3), "a list of the tensor's rows"),
+        ({"pred_score": torch.ones(2, 3)}, "the dict as it is"),
+    ],
+)
+def test_metrics_get_a_list_as_mmengine_gives_one_but_a_batched_dict_as_it_is(
+    predictions, expected
+):
+    # an MMEngine metric may torch.stack(data_samples) or append to it: it needs the list
+    received = Received()
+    Evaluator([received]).process(predictions)
+    (given,) = received.results
+    if isinstance(predictions, dict):
+        assert given is predictions, expected
+        return
+    assert isinstance(given, list) and len(given) == 2, expected
+    assert all(torch.equal(a, b) for a, b in zip(given, predictions)), expected
+
+
 def test_evaluate_truncates_to_size():
     evaluator = Evaluator(MeanError())
     evaluator.process(samples((1.0, 0), (5.0, 0)))  # the second one is sampler padding
