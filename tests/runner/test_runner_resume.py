@@ -462,43 +462,6 @@ def test_resuming_with_another_optimizer_type_is_refused_naming_the_cure(tmp_pat
     assert "load_from=<the checkpoint> and resume=False" in str(caught.value)
 
 
-def test_load_from_a_checkpoint_without_this_models_weights_is_refused(tmp_path, one_epoch):
-    optimizer_only = tmp_path / "optimizer.pth"
-    save_checkpoint({"optimizer": load_checkpoint(one_epoch)["optimizer"]}, optimizer_only)
-    runner = Runner.from_cfg(digits_cfg(tmp_path / "work", load_from=str(optimizer_only)))
-    with pytest.raises(
-        ValueError,
-        match=rf"^load_from: {optimizer_only} holds no weights of "
-        r"DigitsConvNet \(none of its \d+ keys is there; the checkpoint's "
-        r"entries: optimizer\); give a training checkpoint",
-    ):
-        runner.test()
-
-    # the weights of a torch.compile'd model load as they are (the default drops '_orig_mod.')
-    weights = load_checkpoint(one_epoch)["state_dict"]
-    compiled = tmp_path / "compiled.pth"
-    save_checkpoint({f"_orig_mod.{k}": v for k, v in weights.items()}, compiled)
-    runner = Runner.from_cfg(digits_cfg(tmp_path / "work2", load_from=str(compiled)))
-    runner.test()
-    loaded = runner.unwrapped_model.state_dict()["features.0.weight"]
-    assert torch.equal(loaded, weights["features.0.weight"])
-
-    # another framework's prefix ('model.' of a LightningModule) is named, with its cure
-    prefixed = tmp_path / "prefixed.pth"
-    save_checkpoint({"state_dict": {f"model.{k}": v for k, v in weights.items()}}, prefixed)
-    runner = Runner.from_cfg(digits_cfg(tmp_path / "work3", load_from=str(prefixed)))
-    with pytest.raises(ValueError) as caught:
-        runner.test()
-    assert "; its weights' keys start with 'model.': model.features.0.weight" in str(caught.value)
-    assert str(caught.value).endswith(
-        "drop it when loading: runner.load_checkpoint(path, revise_keys=[(r'^module\\.', ''), "
-        "(r'^model\\.', '')]), or save the weights without it"
-    )
-    runner.load_checkpoint(str(prefixed), revise_keys=[(r"^model\.", "")])
-    loaded = runner.unwrapped_model.state_dict()["features.0.weight"]
-    assert torch.equal(loaded, weights["features.0.weight"])
-
-
 def test_a_new_run_in_a_work_dir_with_checkpoints_warns_and_a_resumed_one_does_not(
     tmp_path, one_epoch
 ):
