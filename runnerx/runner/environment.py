@@ -11,6 +11,7 @@ dir.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import os
 import platform
@@ -20,6 +21,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -91,6 +93,18 @@ def set_random_seed(
         torch.backends.cudnn.deterministic = True
         torch.use_deterministic_algorithms(True, warn_only=True)
     return seed
+
+
+@contextlib.contextmanager
+def modes_kept(model: torch.nn.Module) -> Iterator[None]:
+    """Each module of ``model`` leaves the block in the train/eval mode it entered it in (a
+    frozen part's eval included), whatever the block set."""
+    modes = [(module, module.training) for module in model.modules()]
+    try:
+        yield
+    finally:
+        for module, training in modes:
+            module.training = training
 
 
 def capture_rng_state() -> dict[str, Any]:

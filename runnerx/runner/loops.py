@@ -443,9 +443,21 @@ class IterBasedTrainLoop(_TrainLoop):
         can_set_epoch = hasattr(sampler, "set_epoch")
         if self._passes and can_set_epoch:  # resumed in a later pass
             sampler.set_epoch(self._passes)
+        empty_passes = 0
         while True:
+            start = self._iter  # at the pass's end, every batch it gave has been trained on
             for _, data_batch in self._batches():
                 yield data_batch
+            # one empty pass is a resume at a pass's end; two would spin here for ever
+            empty_passes = empty_passes + 1 if self._iter == start else 0
+            if empty_passes == 2:
+                raise RuntimeError(
+                    f"train_dataloader gave no batch in a whole pass (pass {self._passes + 1}, "
+                    f"at iteration {self._iter}): an iteration-based loop reads its data again "
+                    "and again, so the dataset must not be empty, and an IterableDataset's "
+                    "__iter__ must start a new pass each time it is called (not go on with a "
+                    "used-up generator)"
+                )
             self._passes += 1
             if can_set_epoch:
                 sampler.set_epoch(self._passes)

@@ -33,6 +33,7 @@ from .environment import (
     RANDOMNESS_KEYS,
     check_keys,
     make_run_dir,
+    modes_kept,
     restore_signal_handlers,
     signal_handlers,
     unknown_scope_warning,
@@ -141,6 +142,7 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
         self._load_from = load_from
         self._resume = resume
         self._has_loaded = False
+        self._in_train = False  # inside train(): a val()/test() a hook calls keeps its modes
         self.unsafe_load = unsafe_load  # trusted checkpoints only: they may run pickled code
         self.model = self._build_model(model, data_preprocessor)
         self._hook_cache: dict[str, list] = {}
@@ -363,9 +365,11 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
         dir's lock meanwhile: another training in this work dir stops at once (docs/runner.md)."""
         log_file = os.path.join(self.log_dir, f"{self.timestamp}.log")
         with work_dir_lock(self.work_dir, log_file, self.logger):
+            self._in_train = True
             try:
                 return self._train()
             finally:
+                self._in_train = False
                 _stop_workers(self._train_loop, self._val_loop)
 
     def _train(self) -> nn.Module:
@@ -415,8 +419,12 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
             )
         self.call_hook("before_run")
         self.load_or_resume()
+        # called from a hook mid-training, the training goes on in the modes it had (its own
+        # validations restore them; MMEngine's iteration loop calls model.train() per batch)
+        kept = modes_kept(self.model) if self._in_train else contextlib.nullcontext()
         try:
-            metrics = loop.run()
+            with kept:
+                metrics = loop.run()
             self.call_hook("after_run")
         except BaseException:
             self._close_visualizer()

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from .batch_limits import FirstBatches, evaluated_samples
-from .environment import capture_rng_state, restore_rng_state
+from .environment import capture_rng_state, modes_kept, restore_rng_state
 
 
 def sanity_val_batches(value: Any) -> int:
@@ -50,10 +50,10 @@ def run_sanity_check(runner: Any) -> None:
         return
     dataloader = loop.dataloader if batches == -1 else FirstBatches(loop.dataloader, batches)
     rng_state = capture_rng_state()  # iterating a DataLoader draws from torch's generator
-    modes = [(module, module.training) for module in runner.model.modules()]
     start = time.perf_counter()
     try:
-        evaluate(dataloader)
+        with modes_kept(runner.model):  # as found, frozen parts included
+            evaluate(dataloader)
     except Exception as error:
         note = (
             "raised in the validation sanity check before training (num_sanity_val_steps="
@@ -66,8 +66,6 @@ def run_sanity_check(runner: Any) -> None:
         raise
     finally:
         restore_rng_state(rng_state)
-        for module, training in modes:  # as found, frozen parts included
-            module.training = training
     runner.logger.info(
         f"sanity check: {len(dataloader)} validation batches ({evaluated_samples(dataloader)} "
         f"samples) ran through val_step and the evaluator in "

@@ -119,3 +119,42 @@ def test_an_epoch_ended_on_purpose_is_not_warned_of(make_runner, settings):
     runner.train()
     assert runner.iter in (2, 4)
     assert short_warnings(runner) == []
+
+
+class UsedUp(Stream):
+    """A generator made once: its first pass gives 4 samples, every later one none. An error
+    after many passes, so that the test fails rather than hangs if the loop spins."""
+
+    def __iter__(self):
+        self.passes += 1
+        if self.passes > 50:
+            raise AssertionError("the loop kept asking for passes that give nothing")
+        return iter(()) if self.passes > 1 else (TinyData()[index] for index in range(4))
+
+
+def test_an_iteration_loop_over_a_used_up_stream_is_an_error_not_a_spin(make_runner):
+    runner = make_runner(by_epoch=False, train_dataloader=stream_loader(UsedUp()))
+    with pytest.raises(RuntimeError, match=r"train_dataloader gave no batch in a whole pass"):
+        runner.train()
+    assert runner.iter == 2  # the one pass's two batches were trained on
+
+
+class ValidateFromHook(Hook):
+    """Calls ``runner.val()`` after iteration 2 and notes the model's mode at every iteration."""
+
+    def __init__(self) -> None:
+        self.modes = []
+
+    def before_train_iter(self, runner, batch_idx, data_batch=None):
+        self.modes.append(runner.model.training)
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        if runner.iter + 1 == 2:
+            runner.val()
+
+
+def test_a_validation_a_hook_runs_mid_training_leaves_the_model_training(make_runner):
+    hook = ValidateFromHook()
+    runner = make_runner(by_epoch=False, scores=[0.5] * 10, val_interval=100, custom_hooks=[hook])
+    runner.train()
+    assert hook.modes == [True] * runner.iter  # MMEngine's loop calls model.train() per batch
