@@ -117,8 +117,8 @@ def test_an_iteration_based_loop_logs_validations_at_the_iteration(logged):
 class OutputMean(BaseMetric):
     default_prefix = "line"
 
-    def process(self, data_batch, data_samples):
-        self.results.extend(data_samples.tolist())
+    def process(self, data_batch, data_samples):  # a list of 0-dim tensors, as MMEngine gives
+        self.results.extend(torch.stack(data_samples).tolist())
 
     def compute_metrics(self, results):
         return dict(out=sum(results) / len(results), n=len(results))
