@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
+import numpy as np
 import torch
 
 from runnerx.config.config_dict import with_config_key
@@ -72,11 +73,11 @@ class Evaluator:
         The arguments come in the opposite order to ``BaseMetric.process``, as in MMEngine.
         Predictions that are data elements (``runnerx.structures``) reach the metrics as dicts
         (``to_dict()``), as in MMEngine, so metrics read ``sample['pred_score']`` either way.
-        A tuple, a tensor (its rows) or a one-shot iterable (a generator) is made a list, as
-        MMEngine makes every batch one, so every metric sees all of it; a dict of batched
-        values (runnerx's fast form, see docs/evaluation.md) is passed as it is.
+        A tuple, a tensor or array (its rows) or a one-shot iterable (a generator) is made a
+        list, as MMEngine makes every batch one, so every metric sees all of it; a dict of
+        batched values (runnerx's fast form, see docs/evaluation.md) is passed as it is.
         """
-        if isinstance(data_samples, (tuple, torch.Tensor, Iterator)):
+        if isinstance(data_samples, (tuple, torch.Tensor, np.ndarray, Iterator)):
             data_samples = list(data_samples)
         # Only the first sample is checked: a batch of dicts costs one isinstance.
         if (

@@ -340,7 +340,12 @@ def fold_buffers(buffers: Iterable[HistoryBuffer]) -> None:
 def _as_float(value: Any) -> float:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__float__"):
         raise TypeError(f"a logged value must be a number or a tensor, got {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except TypeError:  # NumPy 2 refuses float() of a one-element array; MMEngine takes .item()
+        if getattr(value, "size", None) != 1:
+            raise
+        return float(value.item())
 
 
 def _integral_type(value: Any) -> type | None:

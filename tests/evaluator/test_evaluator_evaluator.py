@@ -1,6 +1,7 @@
 """Evaluator and BaseMetric: building from every config form, merging, prefixes, warnings,
 dataset_meta, and a metric written the MMEngine way."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -130,6 +131,7 @@ class Received(BaseMetric):
     [
         ((torch.ones(2, 3), torch.zeros(2)), "a list of the tuple's items"),
         (torch.arange(6.0).reshape(2, 3), "a list of the tensor's rows"),
+        (np.arange(6.0).reshape(2, 3), "a list of the array's rows"),
         ({"pred_score": torch.ones(2, 3)}, "the dict as it is"),
     ],
 )
@@ -144,7 +146,7 @@ def test_metrics_get_a_list_as_mmengine_gives_one_but_a_batched_dict_as_it_is(
         assert given is predictions, expected
         return
     assert isinstance(given, list) and len(given) == 2, expected
-    assert all(torch.equal(a, b) for a, b in zip(given, predictions)), expected
+    assert all((a == b).all() for a, b in zip(given, predictions)), expected
 
 
 def test_evaluate_truncates_to_size():

@@ -310,3 +310,13 @@ def test_update_takes_mmengines_keyword():
 def test_histories_of_different_lengths_are_refused_naming_both():
     with pytest.raises(ValueError, match="log_history has 3 values but count_history 2 counts"):
         HistoryBuffer([1, 2, 3], [1, 1])
+
+
+def test_a_one_element_numpy_array_is_taken_as_mmengine_takes_it():
+    # a metric returning np.array([0.75]): NumPy 2 refuses float() of it, MMEngine uses .item()
+    buffer = HistoryBuffer()
+    buffer.update(np.array([0.75]))
+    buffer.update(np.array([[0.25]]))
+    assert buffer.current() == 0.25 and buffer.mean() == 0.5
+    with pytest.raises(TypeError):
+        buffer.update(np.array([0.5, 0.5]))
