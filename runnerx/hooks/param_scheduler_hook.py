@@ -163,7 +163,7 @@ def _warn_if_never_validated(runner: Any) -> None:
         if getattr(runner, "fast_dev_run", 0):
             return
         total = loop.max_epochs if loop.unit == "epoch" else loop.max_iters
-        first = _first_validation(loop, total)
+        first = loop.first_validation(total)
         # mid-epoch validations (val_check_interval) run in the epochs whose end validates
         if first is not None and (first < total or getattr(loop, "_val_check_batches", 0)):
             return
@@ -187,24 +187,6 @@ def _warn_if_never_validated(runner: Any) -> None:
             f"never changes the {getattr(scheduler, 'param_name', 'value')} (nor would "
             f"MMEngine's); {fix}, or use a schedule that needs no metrics"
         )
-
-
-def _first_validation(loop: Any, total: int) -> int | None:
-    """The first epoch (iteration) count after which ``loop`` validates, None for none:
-    every ``val_interval`` from ``val_begin`` on, the interval of the last
-    ``dynamic_intervals`` milestone at or before the count, and after the last one."""
-    begin = max(loop.val_begin, 1)
-    if begin > total:
-        return None
-    milestones = list(loop.dynamic_milestones)
-    for start, stop, interval in zip(
-        milestones, [*milestones[1:], total + 1], loop.dynamic_intervals
-    ):
-        low, high = max(start, begin), min(stop - 1, total)
-        first = -(-low // interval) * interval  # the first multiple of interval >= low
-        if low <= high and first <= high:
-            return first
-    return total
 
 
 def _past_the_end(label: str, scheduler: Any, loop: Any, by_epochs: bool) -> str | None:

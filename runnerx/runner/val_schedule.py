@@ -79,6 +79,24 @@ class ValidationSchedule:
         ``val_interval`` from ``val_begin`` on, and after the last one."""
         return done >= self.val_begin and (done % self.val_interval == 0 or done == total)
 
+    def first_validation(self, total: int) -> int | None:
+        """The first epoch (iteration) count after which this schedule validates in a run of
+        ``total``, None for none: every ``val_interval`` from ``val_begin`` on, the interval
+        of the last ``dynamic_intervals`` milestone at or before the count, and after the
+        last one."""
+        begin = max(self.val_begin, 1)
+        if begin > total:
+            return None
+        milestones = self.dynamic_milestones
+        for start, stop, interval in zip(
+            milestones, [*milestones[1:], total + 1], self.dynamic_intervals
+        ):
+            low, high = max(start, begin), min(stop - 1, total)
+            first = -(-low // interval) * interval  # the first multiple of interval >= low
+            if low <= high and first <= high:
+                return first
+        return total
+
     def _check_val_schedule(self, total: int) -> None:
         """Before training: refuse a ``val_interval`` that cannot count, and warn when
         ``val_begin`` leaves no validation (only when the run validates: MMEngine's
