@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import logging
 import os
 import sys
@@ -14,6 +13,7 @@ from typing import Any, NoReturn
 from runnerx.config import Config, ConfigFileNotFoundError, ConfigFormatError, DictAction
 from runnerx.config.source import SUPPORTED_SUFFIXES
 from runnerx.dist import is_distributed
+from runnerx.suggest import close_matches
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +73,7 @@ def _close_match(path: str) -> str:
         for entry in os.listdir(folder or ".")
         if os.path.splitext(entry)[1] in SUPPORTED_SUFFIXES
     ]
-    match = difflib.get_close_matches(name, names, n=1)
+    match = close_matches(name, names, n=1)
     return f" (did you mean {os.path.join(folder, match[0])}?)" if match else ""
 
 
