@@ -17,7 +17,9 @@ MP_CFG_DEFAULTS = {"mp_start_method": "fork", "opencv_num_threads": 0}
 
 
 def set_multi_processing(
-    mp_start_method: str = "fork", opencv_num_threads: int = 0, distributed: bool = False
+    mp_start_method: str = MP_CFG_DEFAULTS["mp_start_method"],
+    opencv_num_threads: int = MP_CFG_DEFAULTS["opencv_num_threads"],
+    distributed: bool = False,
 ) -> None:
     """Set the start method of worker processes (not on Windows), OpenCV's thread count
     (``cv2.setNumThreads``, when OpenCV is installed) and, in a distributed run,
