@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import logging
 from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping
 from typing import Any
@@ -13,7 +12,11 @@ from torch import nn
 from torch.nn.modules import module as _torch_module
 
 from runnerx.model.base_model.data_preprocessor import BaseDataPreprocessor
-from runnerx.model.base_model.forward_errors import batch_form_error, note_batch_form
+from runnerx.model.base_model.forward_errors import (
+    add_note_or_log,
+    batch_form_error,
+    note_batch_form,
+)
 from runnerx.model.base_module import BaseModule
 from runnerx.registry import MODELS
 
@@ -247,7 +250,7 @@ def check_forward_takes_mode(model: nn.Module) -> None:
 
 def _note_detached_loss(model: nn.Module, losses: Mapping, error: BaseException) -> None:
     """Add to ``error`` (raised by the backward of a loss without a graph) which loss keys
-    were summed and what detaches a loss; on Python 3.10, log it as an error instead."""
+    were summed and what detaches a loss."""
     name = type(model).__name__
     summed = [key for key, value in losses.items() if "loss" in key and _has_values(value)]
     if not any(parameter.requires_grad for parameter in model.parameters()):
@@ -262,13 +265,7 @@ def _note_detached_loss(model: nn.Module, losses: Mapping, error: BaseException)
         f"{name}.forward(mode='loss') returned a loss without a graph (requires_grad=False): "
         f"train_step summed the keys {summed} into it, and {why}"
     )
-    add_note = getattr(error, "add_note", None)
-    if add_note is not None:
-        add_note(note)
-    else:  # Python 3.10
-        from runnerx.logging import print_log
-
-        print_log(note, logger="current", level=logging.ERROR)
+    add_note_or_log(error, note)
 
 
 def _has_values(value: Any) -> bool:

@@ -31,12 +31,17 @@ def note_batch_form(model: nn.Module, data: Any, mode: str, error: BaseException
         or _mismatch_note(model, data, mode, error)
         or _unstacked_note(data, error)
     )
-    if note is None:
-        return
+    if note is not None:
+        add_note_or_log(error, note)
+
+
+def add_note_or_log(error: BaseException, note: str) -> None:
+    """Add ``note`` to ``error``; on Python 3.10, which has no exception notes, log it as an
+    error through the current logger instead."""
     add_note = getattr(error, "add_note", None)
     if add_note is not None:
         add_note(note)
-    else:  # Python 3.10
+    else:
         from runnerx.logging import print_log
 
         print_log(note, logger="current", level=logging.ERROR)
