@@ -16,7 +16,7 @@ import sys
 
 from runnerx.config import Config, DictAction
 from runnerx.config.source import SUPPORTED_SUFFIXES
-from runnerx.runner.cli import read_config
+from runnerx.runner.cli import call_tool, read_config
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -81,4 +81,4 @@ def explain(cfg: Config, keys: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(call_tool(main))

@@ -74,7 +74,8 @@ class ConfigParsingError(ConfigError, RuntimeError):
 
 class ConfigTypeError(ConfigError, TypeError):
     """A config key holds a value of the wrong kind for what reads it (``custom_imports``
-    given as a list, not a dict); a ``TypeError`` as in MMEngine."""
+    given as a list, not a dict), or an option sets a key below a value that holds no keys
+    (``--cfg-options lr.value=1`` over ``lr=0.1``); a ``TypeError`` as in MMEngine."""
 
 
 # the error type raised for each type of error a config's own code raised

@@ -41,6 +41,7 @@ from .source import (
     run_config_code,
 )
 from .templates import fill_base_references, hide_base_references, substitute_file_and_env_vars
+from .yaml_text import load_yaml
 
 DEPRECATION_KEY = "_deprecation_"
 
@@ -233,18 +234,7 @@ def _load_data(text: str, suffix: str, path: str) -> dict:
         except json.JSONDecodeError as error:
             raise ConfigError(f"{path}:{error.lineno}: invalid JSON: {error.msg}") from None
     else:
-        try:
-            import yaml
-        except ImportError:
-            raise ConfigError(
-                f"{path}: reading YAML configs needs PyYAML: pip install pyyaml"
-            ) from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else "?"
-            raise ConfigError(f"{path}:{line}: invalid YAML: {error}") from None
+        data = load_yaml(text, path)
     if data is None:
         return {}
     if not isinstance(data, dict):

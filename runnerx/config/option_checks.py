@@ -15,7 +15,7 @@ from typing import Any
 from runnerx.suggest import more_than
 
 from .dict_action import parse_option_value
-from .errors import ConfigKeyError
+from .errors import ConfigKeyError, ConfigTypeError
 from .merge import DELETE_KEY
 
 _SHOWN = 3  # suggestions named in one warning
@@ -64,7 +64,7 @@ def _first_missing(
             node = node[part]
         elif isinstance(node, list) and allow_list_keys:
             if not part.isdigit():
-                raise TypeError(
+                raise ConfigTypeError(
                     f"{option}: {where} is a list, so the key after it must be an index: "
                     f"{_entries(where, node)}"
                 )
@@ -72,7 +72,7 @@ def _first_missing(
                 raise ConfigKeyError(f"{option}: {_entries(where, node)}")
             node = node[int(part)]
         else:
-            raise TypeError(f"{option}: {_holds_no_keys(where, node, value)}")
+            raise ConfigTypeError(f"{option}: {_holds_no_keys(where, node, value)}")
     return None
 
 

@@ -19,6 +19,7 @@ from .errors import ConfigKeyError
 from .merge import DELETE_KEY
 from .pretty import format_config
 from .source import SourceFile
+from .yaml_text import load_yaml
 
 
 @dataclass(frozen=True)
@@ -190,9 +191,7 @@ def _statements(file: SourceFile) -> Iterator[list[Assignment]]:
     if file.path.endswith(".json"):
         data = json.loads(file.run_text)
     else:
-        import yaml
-
-        data = yaml.safe_load(file.run_text) or {}
+        data = load_yaml(file.run_text, file.path) or {}
     data.pop("_base_", None)
     for key, value in data.items():
         yield list(_data_assignments(value, (str(key),)))

@@ -133,18 +133,41 @@ def names_bound_by_imports(tree: ast.Module, path: str) -> set[str]:
             names.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             code = ast.unparse(node)
+            star = any(alias.name == "*" for alias in node.names)
+            if (node.level or star) and (old_block := _old_base_block(tree, node)):
+                raise ConfigParsingError(
+                    f"{path}:{old_block.lineno}: `if '_base_':` is the base-import block of "
+                    "older OpenMMLab configs, which MMEngine refuses too; replace it with "
+                    "`with read_base():` (and `from mmengine.config import read_base` above "
+                    f"it); line {node.lineno}, `{code}`, imports a base config from it"
+                )
             if node.level:
                 raise ConfigParsingError(
                     f"{path}:{node.lineno}: `{code}` imports a base config outside "
                     f"`with read_base():`; move it into that block"
                 )
-            if any(alias.name == "*" for alias in node.names):
+            if star:
                 raise ConfigParsingError(
                     f"{path}:{node.lineno}: `{code}` may only import a base config, inside "
                     f"`with read_base():`; import the names it needs one by one"
                 )
             names.update(alias.asname or alias.name for alias in node.names)
     return names
+
+
+def _old_base_block(tree: ast.Module, node: ast.stmt) -> ast.If | None:
+    """The top-level ``if '_base_':`` statement (older mmdet configs' form of the block) whose
+    body holds ``node``, if any."""
+    for statement in tree.body:
+        test = getattr(statement, "test", None)
+        if (
+            isinstance(statement, ast.If)
+            and isinstance(test, ast.Constant)
+            and test.value == "_base_"
+            and node in statement.body
+        ):
+            return statement
+    return None
 
 
 def module_file(base: BaseImport, path: str) -> str:

@@ -7,6 +7,7 @@ and ``with read_base():`` (:mod:`runnerx.config.read_base_loader`).
 from __future__ import annotations
 
 import ast
+import importlib.util
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,9 +75,10 @@ def run_config_code(tree: ast.Module, path: str, namespace: dict[str, Any]) -> N
         exec(code, namespace)
     except Exception as error:
         line = _line_in_traceback(error, path)
-        raise config_raised(
-            f"{path}:{line}: the config raised {type(error).__name__}: {error}", error
-        ) from error
+        message = f"{path}:{line}: the config raised {type(error).__name__}: {error}"
+        if isinstance(error, ModuleNotFoundError):
+            message += _missing_module_hint(tree, line, error.name)
+        raise config_raised(message, error) from error
 
 
 def config_values(namespace: dict[str, Any], left_out: set[str] | frozenset = frozenset()) -> dict:
@@ -87,6 +89,42 @@ def config_values(namespace: dict[str, Any], left_out: set[str] | frozenset = fr
         for key, value in namespace.items()
         if not key.startswith("__") and key not in left_out and not isinstance(value, DROPPED_TYPES)
     }
+
+
+def _missing_module_hint(tree: ast.Module, line: int | str, missing: str | None) -> str:
+    """What to do when an import statement of the config, at ``line``, fails for want of the
+    module ``missing``: runnerx runs a config's imports as it reads the file, where MMEngine
+    defers them until a value is built, so the package must be installed even to print the
+    config. Nothing when the statement at ``line`` is no import."""
+    statement = next(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            and node.lineno <= (line if isinstance(line, int) else -1) <= (node.end_lineno or 0)
+        ),
+        None,
+    )
+    if statement is None or not missing:
+        return ""
+    package = missing.partition(".")[0]
+    spec = importlib.util.find_spec(package)
+    if spec is not None and spec.origin not in (None, "namespace"):
+        return (
+            f"; {package!r} is installed ({spec.origin}) but has no module {missing!r}: check "
+            "the name, or the package's version"
+        )
+    if isinstance(statement, ast.ImportFrom) and statement.names[0].name != "*":
+        name = statement.names[0].name
+        strings = f"type='{statement.module}.{name}' in place of type={name}"
+    else:
+        strings = f"type='{package}.<module>.<Class>' in place of the imported class"
+    return (
+        f". This config imports from the package {package!r}, which is not installed. runnerx "
+        "runs a config's imports when it reads the file (MMEngine defers them until a value is "
+        f"built), so {package!r} must be installed to load this config, even to print it: "
+        f"install it, or replace the import by strings ({strings})"
+    )
 
 
 def _line_in_traceback(error: BaseException, path: str) -> int | str:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from runnerx.config import Config, ConfigFileNotFoundError, ConfigFormatError, DictAction
+from runnerx.config.error_report import config_error_text
 from runnerx.config.source import SUPPORTED_SUFFIXES
 from runnerx.dist import is_distributed
 from runnerx.suggest import close_matches
@@ -184,14 +185,20 @@ def _one_line_errors() -> tuple[type[BaseException], ...]:
 def _report_build_failure(error: BaseException, logger_before: logging.Logger) -> bool:
     """Log an error raised while a Runner was being built into its log, when it got as far as
     setting up its logger (which became the current one) on rank 0; return whether it did
-    (and the console has shown the error)."""
+    (and the console has shown the error). An error in the config (a type no registry knows,
+    an argument the class does not take) is logged as its message, without a traceback, unless
+    that passes through the user's code (a model's ``__init__`` that raised)."""
     from runnerx.dist import get_rank
     from runnerx.logging import MMLogger
 
     logger = MMLogger.get_current_instance()
     if logger is logger_before or get_rank() != 0 or not isinstance(error, Exception):
         return False
-    logger.error("building the Runner failed:", exc_info=error)
+    text = config_error_text(error)
+    if text is None:
+        logger.error("building the Runner failed:", exc_info=error)
+    else:
+        logger.error(f"building the Runner failed: {text}")
     return True
 
 
@@ -263,16 +270,24 @@ def _raised_in(error: BaseException | None, function: str) -> bool:
     return False
 
 
-def call_tool(main: Callable[[], Any]) -> None:
-    """Call a tool's ``main``. An error :func:`run` has already reported (logged with its
-    traceback) ends the process with exit code 1, or 130 after Ctrl-C, without Python
-    printing the traceback a second time; any other error propagates as usual."""
+def call_tool(main: Callable[[], Any]) -> Any:
+    """Call a tool's ``main`` and return what it returns. An error :func:`run` has already
+    reported (logged) ends the process with exit code 1, or 130 after Ctrl-C, without Python
+    printing it a second time. An error in the user's config (a config line that raises, an
+    option that cannot merge: see :func:`~runnerx.config.error_report.config_error_text`)
+    ends it with ``tools/train.py: <its message>`` and exit code 1, without runnerx's
+    traceback; any other error propagates as usual, traceback and all."""
+    script = main.__code__.co_filename
     try:
-        main()
+        return main()
     except (Exception, KeyboardInterrupt) as error:
-        if not getattr(error, _REPORTED, False):
+        if getattr(error, _REPORTED, False):
+            raise SystemExit(130 if isinstance(error, KeyboardInterrupt) else 1) from None
+        text = config_error_text(error, own_files=[script])
+        if text is None:
             raise
-        raise SystemExit(130 if isinstance(error, KeyboardInterrupt) else 1) from None
+        tool = os.path.join(os.path.basename(os.path.dirname(script)), os.path.basename(script))
+        raise SystemExit(f"{tool}: {text}") from None
 
 
 def _exit_after_failure(print_traceback: bool = True) -> NoReturn:

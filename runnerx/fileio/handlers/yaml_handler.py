@@ -20,7 +20,7 @@ class YamlHandler(BaseFileHandler):
         yaml = _import_yaml(f"reading {name_of(file)}")
         if unsafe_load:
             kwargs.setdefault("Loader", getattr(yaml, "CLoader", yaml.Loader))
-        kwargs.setdefault("Loader", _plain_data_loader())
+        kwargs.setdefault("Loader", plain_data_loader())
         try:
             return yaml.load(file, **kwargs)
         except yaml.constructor.ConstructorError as error:
@@ -47,7 +47,9 @@ class YamlHandler(BaseFileHandler):
 
 
 @functools.cache
-def _plain_data_loader() -> type:
+def plain_data_loader() -> type:
+    """PyYAML's safe loader class (the C one when built) that also builds ``!!python/tuple``:
+    what :func:`runnerx.fileio.load` and YAML configs read with."""
     yaml = _import_yaml("reading YAML")
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
