@@ -2,7 +2,8 @@
 
 A checkpoint is a dict with ``meta`` (epoch, iter, seed, experiment name, config text,
 versions, time), ``state_dict`` (the model), ``optimizer``, ``param_schedulers`` and
-``message_hub``, so tools that read MMEngine checkpoints read these too.
+``message_hub``, so tools that read MMEngine checkpoints read these too; runnerx adds the data
+position, random states and the states of hooks with ``state_dict()`` (``hook_states``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from runnerx.version import __version__
 from .config_changes import warn_of_config_changes
 from .diverged_weights import warn_if_diverged
 from .ema_weights import resume_training_weights
+from .hook_states import CHECKPOINT_KEY as HOOK_STATES_KEY
+from .hook_states import hook_states, restore_hook_states
 from .io import load_checkpoint, load_model_weights, save_checkpoint, verify_checkpoint
 from .loader import CheckpointLoader
 from .mmengine_compat import convert_mmengine_message_hub
@@ -103,6 +106,9 @@ def runner_checkpoint(
     if hasattr(loop, "data_position"):  # a loop of runnerx's; one of the user's has none
         checkpoint["dataloader"] = loop.data_position(full_meta["iter"])
     checkpoint["rng_states"] = all_gather_object(capture_rng_state())
+    states = hook_states(runner.hooks)  # before the hooks' before_save_checkpoint, as Lightning
+    if states:
+        checkpoint[HOOK_STATES_KEY] = states
     if save_param_scheduler and runner.param_schedulers:
         checkpoint["param_schedulers"] = map_schedulers(
             runner.param_schedulers, lambda s: s.state_dict()
@@ -215,6 +221,7 @@ def resume_runner(
             if mismatch is None:
                 raise
             raise RuntimeError(mismatch) from error
+    restore_hook_states(runner, checkpoint, path)  # after after_load_checkpoint, as Lightning
     warn_if_diverged(runner, path, checkpoint, resuming=True)
     meta = checkpoint.get("meta", {})
     if "dataset_meta" in meta and meta["dataset_meta"] != _dataset_meta(runner):

@@ -16,6 +16,7 @@ from typing import Any
 
 from runnerx.config.config_dict import config_key_path, keyed_copy
 from runnerx.hooks.hook import HOOK_POINTS, PRIORITIES, Hook, get_priority
+from runnerx.hooks.lightning_callbacks import callback_methods_warning
 from runnerx.registry import HOOKS
 from runnerx.suggest import close_matches
 
@@ -183,7 +184,8 @@ def check_hook_points(hook: Hook) -> list[str]:
     cannot take the arguments the loops pass (see :func:`_check_point_signatures`), and return
     a warning for each method named like a hook point that is none
     (``after_train_iteration``): the Runner's loops never call it, and nothing else says so.
-    (A custom loop's own points, called with ``runner.call_hook``, are the exception.)"""
+    (A custom loop's own points, called with ``runner.call_hook``, are the exception.) One
+    more warning names the Lightning Callback methods nothing calls (``on_train_epoch_end``)."""
     kind = type(hook)
     _check_point_signatures(kind)
     _check_instance_points(hook)
@@ -202,7 +204,8 @@ def check_hook_points(hook: Hook) -> list[str]:
             f"{kind.__name__}.{name} is not a hook point, so the Runner's loops never call it "
             f"(only a custom loop that calls runner.call_hook({name!r}) does){hint}"
         )
-    return warnings
+    callback_methods = callback_methods_warning(kind)
+    return warnings if callback_methods is None else [*warnings, callback_methods]
 
 
 def _points_meant(name: str) -> list[str]:

@@ -15,17 +15,27 @@ from runnerx.hooks.metric_rule import (
     missing_metric,
 )
 from runnerx.registry import HOOKS
+from runnerx.suggest import refuse_unknown_keywords
 
 #: The checkpoint entry that holds the hooks' state, by monitor (MMEngine ignores it)
 CHECKPOINT_KEY = "early_stopping"
+#: Lightning's EarlyStopping arguments that runnerx names otherwise, and what they are here
+LIGHTNING_ARGUMENTS = {
+    "mode": "rule ('min' is rule='less', 'max' rule='greater'; left out, it is inferred from "
+    "the monitor's name)",
+    "save_top_k": "CheckpointHook's max_keep_best (default_hooks.checkpoint with "
+    "save_best='<metric>'); EarlyStoppingHook keeps no checkpoints",
+    "verbose": "nothing: why training stopped is always logged",
+}
 
 
 @HOOKS.register_module()
 class EarlyStoppingHook(TrainingValidationsHook):
     """Sets ``runner.train_loop.stop_training`` once ``monitor`` has not improved by more than
-    ``min_delta`` for ``patience`` validations, reached ``stopping_threshold``, or (with
-    ``check_finite``) become NaN or infinite; the reason is logged. Only the validations of a
-    training count: a standalone ``runner.val()``, also one after ``train()``, changes nothing::
+    ``min_delta`` for ``patience`` validations, reached ``stopping_threshold``, got worse than
+    ``divergence_threshold`` (Lightning's), or (with ``check_finite``) become NaN or infinite;
+    the reason is logged. Only the validations of a training count: a standalone
+    ``runner.val()``, also one after ``train()``, changes nothing::
 
         custom_hooks = [dict(type='EarlyStoppingHook', monitor='accuracy/top1', patience=3)]
 
@@ -52,7 +62,11 @@ class EarlyStoppingHook(TrainingValidationsHook):
         check_finite: bool = True,
         patience: int = 5,
         stopping_threshold: float | None = None,
+        divergence_threshold: float | None = None,
+        **lightning: Any,
     ) -> None:
+        if lightning:  # keywords it does not take: refused, Lightning's with runnerx's name
+            _refuse_arguments(lightning, self.__init__)
         if not isinstance(monitor, str) or not monitor:
             raise TypeError(f"EarlyStoppingHook: monitor must be a metric name, got {monitor!r}")
         if not isinstance(patience, int) or patience < 1:
@@ -65,6 +79,7 @@ class EarlyStoppingHook(TrainingValidationsHook):
         self.check_finite = check_finite
         self.patience = patience
         self.stopping_threshold = stopping_threshold
+        self.divergence_threshold = divergence_threshold
         self.wait_count = 0
         self.best_score = -math.inf if self.rule == "greater" else math.inf
         self._stopped: dict | None = None  # where and why this hook stopped training
@@ -179,6 +194,11 @@ class EarlyStoppingHook(TrainingValidationsHook):
         if self.stopping_threshold is not None and better(score, self.stopping_threshold):
             self.best_score = score
             return f"{self.monitor} = {score} reached stopping_threshold={self.stopping_threshold}."
+        if self.divergence_threshold is not None and better(self.divergence_threshold, score):
+            return (
+                f"{self.monitor} = {score} is worse than divergence_threshold="
+                f"{self.divergence_threshold}; the best value was {self.best_score:.4f}."
+            )
         delta = self.min_delta if self.rule == "greater" else -self.min_delta
         if not better(self.best_score + delta, score):  # as MMEngine: reaching best + delta counts
             self.best_score = score
@@ -197,6 +217,20 @@ class EarlyStoppingHook(TrainingValidationsHook):
         if self.strict:
             raise MissingMetricError(message)
         runner.logger.warning(message + " Early stopping is skipped for this validation.")
+
+
+def _refuse_arguments(given: dict, init: Any) -> None:
+    """Refuse (TypeError) keywords EarlyStoppingHook does not take, naming runnerx's argument
+    for Lightning's (Python's error names none, and the closest name can mislead)."""
+    lightning = [
+        f"{name} -> {LIGHTNING_ARGUMENTS[name]}" for name in given if name in LIGHTNING_ARGUMENTS
+    ]
+    if lightning:
+        raise TypeError(
+            "EarlyStoppingHook got arguments of Lightning's EarlyStopping that it names "
+            f"otherwise: {'; '.join(lightning)} (docs/lightning.md, 'The built-in callbacks')"
+        )
+    refuse_unknown_keywords("EarlyStoppingHook", given, init)
 
 
 def _hub_count(runner: Any, monitor: str) -> int:

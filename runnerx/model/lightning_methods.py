@@ -14,6 +14,42 @@ import weakref
 
 from torch import nn
 
+#: Lightning's hooks, the methods of that name on a LightningModule and on a Callback -> the
+#: runnerx hook point that does their work (runnerx.hooks.lightning_callbacks uses it too)
+LIGHTNING_HOOK_POINTS = {
+    "on_fit_start": "before_run",
+    "on_fit_end": "after_run",
+    "on_train_start": "before_train",
+    "on_train_end": "after_train",
+    "on_train_epoch_start": "before_train_epoch",
+    "on_train_epoch_end": "after_train_epoch",
+    "on_train_batch_start": "before_train_iter",
+    "on_train_batch_end": "after_train_iter",
+    "on_validation_start": "before_val",
+    "on_validation_end": "after_val",
+    "on_validation_epoch_start": "before_val_epoch",
+    "on_validation_epoch_end": "after_val_epoch",
+    "on_validation_batch_start": "before_val_iter",
+    "on_validation_batch_end": "after_val_iter",
+    "on_test_start": "before_test",
+    "on_test_end": "after_test",
+    "on_test_epoch_start": "before_test_epoch",
+    "on_test_epoch_end": "after_test_epoch",
+    "on_test_batch_start": "before_test_iter",
+    "on_test_batch_end": "after_test_iter",
+    "on_predict_start": "before_test",
+    "on_predict_end": "after_test",
+    "on_predict_epoch_start": "before_test_epoch",
+    "on_predict_epoch_end": "after_test_epoch",
+    "on_predict_batch_start": "before_test_iter",
+    "on_predict_batch_end": "after_test_iter",
+    "on_save_checkpoint": "before_save_checkpoint",
+    "on_load_checkpoint": "after_load_checkpoint",
+}
+#: Lightning's hooks inside its optimization step (on a module and on a Callback): in runnerx,
+#: an override of the model's ``train_step``, where no hook point runs
+STEP_HOOKS = ("on_before_backward", "on_after_backward", "on_before_optimizer_step")
+
 #: LightningModule method -> where its work goes in runnerx
 LIGHTNING_METHODS = {
     "training_step": "forward(..., mode='loss') returning dict(loss=...)",
@@ -29,25 +65,12 @@ LIGHTNING_METHODS = {
     "predict_dataloader": "the test_dataloader key",
     "training_epoch_end": "a hook's after_train_epoch",
     "validation_epoch_end": "a metric's compute_metrics",
-    "on_fit_start": "a hook's before_run",
-    "on_fit_end": "a hook's after_run",
-    "on_train_start": "a hook's before_train",
-    "on_train_end": "a hook's after_train",
-    "on_train_epoch_start": "a hook's before_train_epoch",
-    "on_train_epoch_end": "a hook's after_train_epoch",
-    "on_train_batch_start": "a hook's before_train_iter",
-    "on_train_batch_end": "a hook's after_train_iter",
-    "on_validation_start": "a hook's before_val",
-    "on_validation_end": "a hook's after_val",
+    **{name: f"a hook's {point}" for name, point in LIGHTNING_HOOK_POINTS.items()},
+    # epoch-end metric work is a metric's, on a model
     "on_validation_epoch_start": "a hook's before_val_epoch (a metric's state resets itself)",
     "on_validation_epoch_end": "a metric's compute_metrics, or a hook's after_val_epoch",
-    "on_validation_batch_end": "a hook's after_val_iter",
     "on_test_epoch_end": "a metric's compute_metrics, or a hook's after_test_epoch",
-    "on_before_backward": "an override of train_step",
-    "on_after_backward": "an override of train_step",
-    "on_before_optimizer_step": "an override of train_step",
-    "on_save_checkpoint": "a hook's before_save_checkpoint",
-    "on_load_checkpoint": "a hook's after_load_checkpoint",
+    **dict.fromkeys(STEP_HOOKS, "an override of train_step"),
 }
 #: runnerx's own steps that Lightning names too; Lightning's form takes ``batch_idx``
 _SHARED_STEPS = {"test_step": "forward(..., mode='predict') and a metric (test_evaluator)"}

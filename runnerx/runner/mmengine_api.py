@@ -25,11 +25,18 @@ from torch import nn
 from runnerx.config import Config
 from runnerx.registry import RUNNERS
 
+from .lightning_flags import (
+    TRAINER_ARGUMENTS,
+    TRAINER_FLAGS,
+    refuse_trainer_flags,
+    trainer_flag_warnings,
+)
 from .loops import TestLoop, ValLoop, build_eval_loop, build_train_loop
 from .mmengine_steps import LeftOut, MMEngineSteps  # noqa: F401 (LeftOut: its old path)
 
 #: top-level keys of MMCV 1.x configs, which MMEngine ignores as silently as any unknown key
-#: (a run then trains without the schedule or hook they meant), and where each went
+#: (a run then trains without the schedule or hook they meant), and where each went (the
+#: Lightning Trainer's flags: lightning_flags.py)
 _MMCV_KEYS = {
     "optimizer": "optim_wrapper=dict(optimizer=...)",
     "optimizer_config": "optim_wrapper (clip_grad=..., accumulative_counts=..., or "
@@ -61,6 +68,13 @@ _OTHER_RUNNER_KEYS = (
 
 class MMEngineRunnerAPI(MMEngineSteps):
     """Mixed into :class:`~runnerx.runner.Runner` (see the module docstring)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """Refuse Lightning Trainer flags given as arguments (``Runner(max_epochs=5)``) with
+        the runnerx key of each, where Python's error would name none."""
+        if not TRAINER_ARGUMENTS.isdisjoint(kwargs):
+            refuse_trainer_flags(cls, kwargs)
+        return super().__new__(cls)
 
     @property
     def model_name(self) -> str:
@@ -244,16 +258,19 @@ class MMEngineRunnerAPI(MMEngineSteps):
 
     def _name_misspelt_keys(self) -> None:
         """Warn about top-level keys that look like a misspelt Runner key (``default_hook``,
-        ``scheduler``): they are left alone, as in MMEngine, like a config's own variables,
-        so the run would go on without what they meant."""
+        ``scheduler``) or are Lightning Trainer flags (``gradient_clip_val``): they are left
+        alone, as in MMEngine, like a config's own variables, so the run would go on without
+        what they meant."""
         from runnerx.parallel import PREPARE_CFG_KEYS
 
         known = {*inspect.signature(type(self).__init__).parameters, *PREPARE_CFG_KEYS}
         known |= set(_OTHER_RUNNER_KEYS)
+        for warning in trainer_flag_warnings(self.cfg, known):
+            self.logger.warning(warning)
         # not suggested: 'tta_pipeline' looks like the pipelines every config defines
         suggested = sorted(known - {"tta_pipeline", "cfg"})
         for key in self.cfg:
-            if key in known or key in _MMCV_KEYS or key.startswith("_"):
+            if key in known or key in _MMCV_KEYS or key in TRAINER_FLAGS or key.startswith("_"):
                 continue
             close = difflib.get_close_matches(key, suggested, n=1, cutoff=0.75)
             if close:

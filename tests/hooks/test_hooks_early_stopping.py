@@ -96,6 +96,41 @@ def test_bad_arguments_are_named(kwargs, message):
         EarlyStoppingHook(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("rule", "values", "stopped_at"),
+    [("less", [1.0, 3.0, 3.5], 3), ("greater", [0.9, 0.5, 0.4], 3)],
+)
+def test_the_divergence_threshold_stops_at_once_when_the_metric_is_worse(
+    runner, rule, values, stopped_at
+):
+    # Lightning's: 3.0 (or 0.5) equals the threshold, which is not worse yet
+    threshold = 3.0 if rule == "less" else 0.5
+    hook = EarlyStoppingHook("m", rule=rule, patience=10, divergence_threshold=threshold)
+    assert feed(runner, hook, "m", values) == stopped_at
+    assert (
+        f"m = {values[-1]} is worse than divergence_threshold={threshold}; the best value was"
+        in runner.logger.messages("info")[-1]
+    )
+
+
+@pytest.mark.parametrize(
+    ("argument", "named"),
+    [
+        ({"mode": "min"}, "mode -> rule ('min' is rule='less'"),
+        ({"save_top_k": 2}, "save_top_k -> CheckpointHook's max_keep_best"),
+    ],
+)
+def test_lightnings_argument_names_are_refused_naming_runnerxs(argument, named):
+    with pytest.raises(TypeError, match="EarlyStoppingHook got arguments of Lightning's") as error:
+        EarlyStoppingHook(monitor="val/loss", **argument)  # monitor: MMEngine's name too
+    assert named in str(error.value)
+
+
+def test_another_unknown_argument_is_refused_with_the_closest_name():
+    with pytest.raises(TypeError, match=r"\['patiance'\] \('patiance'; did you mean 'patience'"):
+        EarlyStoppingHook(monitor="acc", patiance=3)
+
+
 def saved_state(runner, values, **kwargs):
     """The checkpoint a hook fed ``values`` of 'acc' saves."""
     hook = EarlyStoppingHook("acc", patience=3, min_delta=0.1, **kwargs)
