@@ -32,7 +32,10 @@ class NaiveVisualizationHook(Hook):
     The batch is either runnerx's (and MMEngine's) dict, ``dict(inputs=images,
     data_samples=[...])`` with ``images`` an ``N x C x H x W`` tensor or a list of
     ``C x H x W`` ones, or MMEngine's older list of per-sample dicts with ``'inputs'`` and
-    ``'data_sample'``. ``test_step`` must return one output per sample.
+    ``'data_sample'``. Plain-dict data samples, which collating turns into one dict of
+    per-sample lists (``data_samples=dict(img_path=[...])``), are split back into one dict
+    per sample. There must be one data sample per input, and ``test_step`` must return one
+    output per sample.
 
     Each image is restored from a sample's metainfo, as MMEngine does: ``img_norm_cfg``
     (``mean``/``std``, undone with ``tensor2imgs``), then the padding cut off (when
@@ -154,7 +157,17 @@ def _split_batch(data_batch: Any) -> tuple[list, list]:
         inputs = data_batch["inputs"]
         images = list(inputs) if isinstance(inputs, (torch.Tensor, Sequence)) else [inputs]
         samples = data_batch.get("data_samples")
-        return images, ([None] * len(images) if samples is None else list(samples))
+        if samples is None:
+            return images, [None] * len(images)
+        if isinstance(samples, Mapping):
+            return images, _unbatch(samples, len(images), "data_samples")
+        samples = list(samples)
+        if len(samples) != len(images):
+            raise TypeError(
+                f"NaiveVisualizationHook: the test batch has {len(images)} inputs but "
+                f"{len(samples)} data_samples; it needs one data sample per input"
+            )
+        return images, samples
     if isinstance(data_batch, Sequence) and all(
         isinstance(sample, Mapping) and "inputs" in sample for sample in data_batch
     ):
@@ -163,6 +176,37 @@ def _split_batch(data_batch: Any) -> tuple[list, list]:
     raise TypeError(
         "NaiveVisualizationHook: the test batch should be dict(inputs=..., data_samples=[...]) "
         f"or a list of dicts with 'inputs' and 'data_sample', got {_describe(data_batch)}"
+    )
+
+
+def _unbatch(collated: Any, count: int, where: str) -> list:
+    """The ``count`` per-sample values that ``pseudo_collate`` (the default collate_fn) made
+    ``collated`` from: a dict of lists is split into one dict per sample,
+    ``{'img_path': ['a.png', 'b.png']}`` -> ``[{'img_path': 'a.png'}, {'img_path': 'b.png'}]``,
+    and a per-sample tuple, which collating turns into one entry per position, is put back
+    together (``mean=[(1, 1), (2, 2)]`` -> ``mean=(1, 2)`` in each sample)."""
+    if isinstance(collated, Mapping):
+        columns = {
+            key: _unbatch(value, count, f"{where}[{key!r}]") for key, value in collated.items()
+        }
+        return [{key: column[index] for key, column in columns.items()} for index in range(count)]
+    sequence = isinstance(collated, Sequence) and not isinstance(collated, (str, bytes))
+    if sequence and all(isinstance(entry, (Mapping, list, tuple)) for entry in collated):
+        positions = [
+            _unbatch(entry, count, f"{where}[{position}]")
+            for position, entry in enumerate(collated)
+        ]
+        return [tuple(values[index] for values in positions) for index in range(count)]
+    batched = sequence or (isinstance(collated, torch.Tensor) and collated.ndim > 0)
+    if batched and len(collated) == count:
+        return list(collated)
+    raise TypeError(
+        f"NaiveVisualizationHook: the test batch's data_samples is a dict, so each of its "
+        f"values should hold one entry per input ({count} in this batch), but {where} is "
+        + _describe(collated)
+        + (f" of length {len(collated)}" if batched else "")
+        + "; return one data sample per input from the dataset and keep the default "
+        "collate_fn (pseudo_collate), or have the collate_fn return a list of data samples"
     )
 
 

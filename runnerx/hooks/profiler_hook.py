@@ -44,20 +44,22 @@ class ProfilerHook(Hook):
       needed to view them).
     - ``record_shapes``, ``profile_memory``, ``with_stack``, ``with_flops``: as in
       ``torch.profiler.profile``.
-    - ``json_trace_path``: where to export the Chrome trace (with a schedule, its last
-      recorded cycle) when profiling ends; rank r > 0 of a distributed run writes
-      ``<name>_rank<r>.<ext>`` beside it (in MMEngine every rank writes the same file).
+    - ``json_trace_path``: where to export the Chrome trace; it is written each time a trace
+      is ready (without a schedule: when profiling ends; with one: as each recorded cycle
+      completes, and for a cycle cut short by the end of profiling), so the file holds the
+      last recorded cycle even when profiling stops in the wait or warmup of a later one;
+      rank r > 0 of a distributed run writes ``<name>_rank<r>.<ext>`` beside it (in MMEngine
+      every rank writes the same file).
 
     Differences from MMEngine, which starts in ``before_run``: profiling starts in
     ``before_train``, so checkpoint loading is not in the trace and ``profile_times`` counts
     this run's epochs/iterations, also after a resume; more than one epoch may be profiled;
     with ``by_epoch=False`` it stops after ``profile_times`` iterations even when they span
     several epochs, and without stepping the profiler once more (MMEngine's extra step can
-    open a new, empty cycle of the schedule, which is then the one exported: a bug). With
-    ``by_epoch=True`` the profiler still steps after the epoch's last iteration, so there a
-    schedule should not begin a new cycle exactly at the epoch's end. With ``by_epoch=True``
-    and no schedule the hook is not called per iteration, and once it has stopped it is not
-    called at all (it asks the loop to ``refresh_hooks``).
+    open a new, empty cycle of the schedule, which is then the one exported: a bug, which
+    its ``by_epoch=True`` also has when the epoch ends in a later cycle's wait or warmup).
+    With ``by_epoch=True`` and no schedule the hook is not called per iteration, and once it
+    has stopped it is not called at all (it asks the loop to ``refresh_hooks``).
     """
 
     priority = "VERY_LOW"
@@ -193,14 +195,29 @@ class ProfilerHook(Hook):
         refresh = getattr(getattr(runner, "train_loop", None), "refresh_hooks", None)
         if callable(refresh):  # no call per iteration from now on
             refresh()
-        self.profiler.stop()  # hands the last trace to on_trace_ready
+        self.profiler.stop()  # hands a trace cut short by the stop to on_trace_ready
         if self.json_trace_path is not None:
-            path = _rank_path(self.json_trace_path)
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            self.profiler.export_chrome_trace(path)
-            runner.logger.info(f"ProfilerHook: Chrome trace written to {path}")
+            runner.logger.info(
+                f"ProfilerHook: Chrome trace written to {_rank_path(self.json_trace_path)}"
+            )
 
     def _trace_handler(self, runner: Any) -> Callable | None:
+        """on_trace_ready for torch: the user's handler, then the Chrome trace export; it runs
+        when a recorded cycle ends, never for a cycle stopped in its wait or warmup."""
+        handler = self._user_handler(runner)
+        if self.json_trace_path is None:
+            return handler
+        path = _rank_path(self.json_trace_path)
+
+        def ready(prof: Any) -> None:
+            if handler is not None:
+                handler(prof)
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            prof.export_chrome_trace(path)
+
+        return ready
+
+    def _user_handler(self, runner: Any) -> Callable | None:
         if self._trace_options is None:
             return self.on_trace_ready  # None or the user's callable
         options = dict(self._trace_options)

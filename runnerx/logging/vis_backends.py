@@ -29,6 +29,9 @@ def _config_text(config: Any) -> str:
 class BaseVisBackend:
     """A place scalars and the config go to; subclasses override what they support."""
 
+    #: the error the run ended with, once :meth:`mark_failed` was told (``close`` forgets it)
+    _failure: BaseException | None = None
+
     def __init__(self, save_dir: str | os.PathLike | None = None) -> None:
         self._save_dir = None if save_dir is None else os.fspath(save_dir)
 
@@ -60,8 +63,33 @@ class BaseVisBackend:
     ) -> None:
         """Record several scalars at ``step``."""
 
+    def mark_failed(self, error: BaseException) -> None:
+        """Note that the run ended with ``error``; :meth:`close` then records the failure
+        where the tracker has a run status (the Runner calls this before ``close`` when an
+        exception leaves ``train``/``val``/``test``). A ``SystemExit`` with code 0 is no
+        failure."""
+        self._failure = error
+
     def close(self) -> None:
         """Flush and release what the backend holds open."""
+
+    def _take_failure(self) -> BaseException | None:
+        """For ``close``: the error the run failed with (None: it did not), forgotten, so
+        that a run started by a later write begins without it."""
+        failure, self._failure = self._failure, None
+        return failure if exit_code(failure) else None
+
+
+def exit_code(error: BaseException | None) -> int:
+    """The exit status of a run that ended with ``error``, as ``tools/train.py`` exits: 0
+    without one, 130 after Ctrl-C, a ``SystemExit``'s own code, else 1."""
+    if error is None:
+        return 0
+    if isinstance(error, KeyboardInterrupt):
+        return 130
+    if isinstance(error, SystemExit) and (error.code is None or isinstance(error.code, int)):
+        return error.code or 0
+    return 1
 
 
 class ScalarWiseVisBackend(BaseVisBackend):

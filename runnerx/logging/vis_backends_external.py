@@ -24,7 +24,7 @@ from typing import Any
 from runnerx.dist import master_only
 from runnerx.registry import VISBACKENDS
 
-from .vis_backends import BaseVisBackend, _config_text, _scalar_value
+from .vis_backends import BaseVisBackend, _config_text, _scalar_value, exit_code
 
 
 def _import_tracker(backend: str, module: str, install: str, extra: str) -> ModuleType:
@@ -171,9 +171,11 @@ class WandbVisBackend(BaseVisBackend):
 
     @master_only
     def close(self) -> None:
-        """Finish the run (a later write starts a new one)."""
+        """Finish the run (a later write starts a new one); after :meth:`mark_failed` with
+        the run's exit code (130 after Ctrl-C, else 1), which marks it failed in W&B."""
+        failure = self._take_failure()
         if self._run is not None:
-            self._run.finish()
+            self._run.finish(exit_code=exit_code(failure))
             self._run = None
 
 
@@ -195,7 +197,9 @@ class MLflowVisBackend(BaseVisBackend):
     - ``add_scalars``: metrics at ``step``.
     - ``close``: every file under the config's ``work_dir`` (``save_dir`` without one) whose
       name ends with one of ``artifact_suffix`` becomes an artifact at its relative path
-      (hidden files and mlflow's own file-store folders aside), then the run ends.
+      (hidden files and mlflow's own file-store folders aside), then the run ends: FINISHED,
+      or FAILED (KILLED after Ctrl-C) when the Runner's run failed (MMEngine: always
+      FINISHED).
 
     .. code-block:: python
 
@@ -306,14 +310,19 @@ class MLflowVisBackend(BaseVisBackend):
 
     @master_only
     def close(self) -> None:
-        """Log the files matching ``artifact_suffix`` as artifacts and end the run."""
+        """Log the files matching ``artifact_suffix`` as artifacts and end the run, with
+        status FINISHED, or after :meth:`mark_failed` FAILED (KILLED after Ctrl-C)."""
+        failure = self._take_failure()
         if self._mlflow is None:
             return
         for path in _artifact_files(self._artifact_root, self._artifact_suffix):
             folder = os.path.dirname(os.path.relpath(path, self._artifact_root))
             self._mlflow.log_artifact(path, folder or None)
         if self._owns_run:
-            self._mlflow.end_run()
+            status = "FINISHED" if failure is None else "FAILED"
+            if isinstance(failure, KeyboardInterrupt):
+                status = "KILLED"
+            self._mlflow.end_run(status)
         self._mlflow = None
 
 

@@ -114,7 +114,10 @@ class ClearMLVisBackend(ScalarWiseVisBackend):
 
     @master_only
     def close(self) -> None:
-        """Upload the work_dir's files matching ``artifact_suffix`` and close the task."""
+        """Upload the work_dir's files matching ``artifact_suffix`` and close the task; after
+        :meth:`mark_failed` the task is marked failed first, with the error as its reason
+        (its close then cannot mark it completed; an offline session records no status)."""
+        failure = self._take_failure()
         if self._task is None:
             return
         if self._work_dir is not None and os.path.isdir(self._work_dir):
@@ -122,6 +125,8 @@ class ClearMLVisBackend(ScalarWiseVisBackend):
                 path = os.path.join(self._work_dir, name)
                 if name.endswith(self._artifact_suffix) and os.path.isfile(path):
                     self._task.upload_artifact(name, path, wait_on_upload=True)
+        if failure is not None:
+            self._task.mark_failed(status_reason=f"{type(failure).__name__}: {failure}")
         self._task.close()
         self._task = None
 
@@ -244,3 +249,28 @@ def _param_like(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
+
+
+class _NotPorted:
+    """A name of MMEngine's backends that runnerx does not have: building it says so (the
+    registry would otherwise suggest an unrelated backend by its spelling)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        name = type(self).__name__
+        raise NotImplementedError(
+            f"MMEngine's {name} is not ported to runnerx: its tracker's package cannot be "
+            "installed beside runnerx's dependencies (see docs/logging.md, 'ClearML and "
+            "DVCLive'). Log with WandbVisBackend, MLflowVisBackend, ClearMLVisBackend, "
+            "DVCLiveVisBackend or TensorboardVisBackend instead, or register a "
+            "BaseVisBackend subclass of your own"
+        )
+
+
+@VISBACKENDS.register_module()
+class NeptuneVisBackend(_NotPorted):
+    """Not ported (see :class:`_NotPorted`)."""
+
+
+@VISBACKENDS.register_module()
+class AimVisBackend(_NotPorted):
+    """Not ported (see :class:`_NotPorted`)."""

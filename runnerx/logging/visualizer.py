@@ -35,7 +35,8 @@ class Visualizer(DrawingMixin, ManagerMixin):
     ``vis_backends`` is a backend config dict, a backend object, or a list of them; a dict
     may carry a ``name`` (default: its class name). A backend that needs a ``save_dir`` is
     skipped, with a warning, when neither its dict nor the Visualizer gives one. The newest
-    Visualizer is :meth:`get_current_instance`.
+    Visualizer (or the running Runner's) is :meth:`get_current_instance`; before any exists,
+    that is a RuntimeError, as in MMEngine.
 
     The arguments are MMEngine's, in its order, so that subclasses written for MMEngine
     (``super().__init__(name=name, image=image, vis_backends=..., save_dir=...)``) build.
@@ -99,14 +100,6 @@ class Visualizer(DrawingMixin, ManagerMixin):
         visualizer = super().get_instance(name, **kwargs)
         visualizer.make_current()
         return visualizer
-
-    @classmethod
-    def get_current_instance(cls) -> Visualizer:
-        """The newest Visualizer (one without backends when none was made yet)."""
-        current = cls._current
-        if current is None:
-            return cls()
-        return current
 
     @property
     def vis_backends(self) -> dict[str, BaseVisBackend]:
@@ -173,6 +166,16 @@ class Visualizer(DrawingMixin, ManagerMixin):
         nothing here, as in MMEngine; task visualizers (mmdet's ``DetLocalVisualizer``, ...)
         implement it with ``set_image``, the ``draw_*`` methods, ``get_image`` and
         ``add_image`` (or ``show`` when ``show=True``)."""
+
+    @master_only
+    def mark_failed(self, error: BaseException) -> None:
+        """Tell every backend that the run ended with ``error``, so that the next
+        :meth:`close` records it as failed where the tracker can (MLflow status FAILED,
+        W&B exit code 1, ClearML's failed state). The Runner calls it before ``close`` when
+        an exception leaves ``train``, ``val`` or ``test``; ``close`` keeps MMEngine's
+        signature."""
+        for backend in self._vis_backends.values():
+            backend.mark_failed(error)
 
     @master_only
     def close(self) -> None:

@@ -391,13 +391,13 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
             run_sanity_check(self)  # before the before_train hooks, as Lightning
             model = loop.run()
             self.call_hook("after_run")
-        except BaseException:
+        except BaseException as error:
             # a failed run still finishes the checkpoints already handed to the writer thread,
             # and leaves the signal handlers as it found them
             restore_signal_handlers(handlers)
             with contextlib.suppress(Exception):
                 wait_for_pending_writes()
-            self._close_visualizer()
+            self._close_visualizer(error)
             raise
         wait_for_pending_writes()
         return model
@@ -426,16 +426,19 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
             with kept:
                 metrics = loop.run()
             self.call_hook("after_run")
-        except BaseException:
-            self._close_visualizer()
+        except BaseException as error:
+            self._close_visualizer(error)
             raise
         finally:
             _stop_workers(loop)
         return metrics
 
-    def _close_visualizer(self) -> None:
-        """After a failed run (no ``after_run``): write out what the visualizer's backends
-        hold (a TensorBoard writer buffers up to two minutes of scalars)."""
+    def _close_visualizer(self, error: BaseException) -> None:
+        """After a run failed with ``error`` (no ``after_run``): let the visualizer's backends
+        record the failure (an MLflow run ends FAILED, ...) and write out what they hold (a
+        TensorBoard writer buffers up to two minutes of scalars)."""
+        with contextlib.suppress(Exception):  # one not derived from Visualizer may lack it
+            self.visualizer.mark_failed(error)
         with contextlib.suppress(Exception):
             self.visualizer.close()
 

@@ -49,7 +49,8 @@ class ManagerMixin(metaclass=ManagerMeta):
         assert Tracker.get_current_instance() is first      # the newest created
         assert Tracker.check_instance_created('run1')
 
-    The current instance is the one created last (:meth:`make_current` picks another). An
+    The current instance is the one created last (:meth:`make_current` picks another,
+    which then is also the one found under its name). An
     instance of a subclass is also found through its managed bases, so
     ``Visualizer.get_current_instance()`` returns the newest ``DetLocalVisualizer`` too (MMEngine
     does this for Visualizer only).
@@ -106,16 +107,18 @@ class ManagerMixin(metaclass=ManagerMeta):
         return self._instance_name
 
     def make_current(self) -> None:
-        """Make this instance the current one of its class and managed bases."""
+        """Make this instance the current one of its class and managed bases, and the one
+        :meth:`get_instance` finds under its name again: an instance created later under
+        the same name (by a second Runner of the same experiment or visualizer name) had
+        taken its place there. A Runner calls this when it starts to run."""
         for manager in type(self)._managers:
+            manager._instances[self._instance_name] = self
             manager._current = self
 
     def _register_instance(self) -> None:
         """Store this instance under its name (replacing one of that name) and make it
         current; for subclasses that create instances other than through get_instance."""
-        for manager in type(self)._managers:
-            manager._instances[self._instance_name] = self
-            manager._current = self
+        self.make_current()
 
 
 ManagerMixin._managers = ()  # the mixin itself holds no instances

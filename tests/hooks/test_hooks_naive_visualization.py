@@ -136,9 +136,11 @@ class RecordingVisualizer(Visualizer):
         self.add_image(name, drawn, step)
 
 
-def make_runner(tmp_path, model=None, collate_fn=None, **hook):
+def make_runner(tmp_path, model=None, collate_fn=None, dataset=None, **hook):
     loader = dict(
-        dataset=PaddedImages(), sampler=dict(type="DefaultSampler", shuffle=False), batch_size=2
+        dataset=dataset or PaddedImages(),
+        sampler=dict(type="DefaultSampler", shuffle=False),
+        batch_size=2,
     )
     test_loader = dict(loader, collate_fn=collate_fn) if collate_fn else loader
     return Runner(
@@ -256,3 +258,53 @@ def test_bad_batches_and_settings_are_errors_that_say_what_is_expected(tmp_path)
     batch = dict(inputs=[torch.zeros(3, 4, 4)], data_samples=[dict(img_norm_cfg=dict(scale=1))])
     with pytest.raises(ValueError, match=r"img_norm_cfg has \['scale'\]"):
         hook.after_test_iter(runner, 0, data_batch=batch, outputs=[None])
+
+
+class DictSamples(PaddedImages):
+    """The same images with plain-dict data samples, which collating turns into one dict of
+    per-sample lists: ``data_samples=dict(img_path=[...], meta=dict(index=[...]))``."""
+
+    def __getitem__(self, index):
+        item = super().__getitem__(index)
+        meta = item["data_samples"].metainfo
+        sample = dict(img_path=meta["img_path"], img_norm_cfg=meta["img_norm_cfg"])
+        return dict(inputs=item["inputs"], data_samples=dict(sample, meta=dict(index=index)))
+
+
+class DictClassifier(TinyClassifier):
+    def forward(self, inputs, data_samples=None, mode="tensor"):
+        logits = self.fc(torch.stack(inputs).flatten(1))
+        return [dict(pred=int(row.argmax())) for row in logits]
+
+
+def test_plain_dict_data_samples_are_split_into_one_per_input(tmp_path):
+    runner = make_runner(tmp_path, model=DictClassifier(), dataset=DictSamples())
+    runner.test()
+    calls = runner.visualizer.samples
+    assert [(call["name"], call["step"]) for call in calls] == [
+        (f"img_{index}.jpg", index // 2) for index in range(8)
+    ]
+    for index, call in enumerate(calls):
+        # restored with its sample's img_norm_cfg, whose tuples collating had transposed
+        # (no pad_shape here, so the padding stays on)
+        assert np.array_equal(call["image"][:HEIGHT, :WIDTH], original(index))
+        assert set(call["sample"]) == {"pred"}
+
+
+def test_data_samples_that_do_not_match_the_inputs_are_an_error(tmp_path):
+    runner = make_runner(tmp_path)
+    hook = NaiveVisualizationHook()
+    images = torch.zeros(2, 3, 4, 4)
+    batch = dict(inputs=images, data_samples=dict(img_path=["a.png", "b.png", "c.png"]))
+    with pytest.raises(
+        TypeError,
+        match=r"NaiveVisualizationHook: .*one entry per input \(2 in "
+        r"this batch\), but data_samples\['img_path'\] is list of length 3",
+    ):
+        hook.after_test_iter(runner, 0, data_batch=batch, outputs=[None, None])
+    batch = dict(inputs=images, data_samples=dict(img_path="a.png"))
+    with pytest.raises(TypeError, match=r"data_samples\['img_path'\] is str;"):
+        hook.after_test_iter(runner, 0, data_batch=batch, outputs=[None, None])
+    batch = dict(inputs=images, data_samples=[dict(img_path="a.png")])
+    with pytest.raises(TypeError, match=r"has 2 inputs but 1 data_samples"):
+        hook.after_test_iter(runner, 0, data_batch=batch, outputs=[None, None])

@@ -137,6 +137,31 @@ def test_a_schedule_records_only_its_active_iterations(tmp_path):
     assert steps == {"ProfilerStep#3"}
 
 
+@pytest.mark.filterwarnings("ignore:Warning. Profiler clears events at the end of each cycle")
+@pytest.mark.parametrize(
+    ("by_epoch", "length", "profile_times", "schedule", "recorded"),
+    [
+        # iterations 3 and 4 are the wait and warmup of a cycle that profiling never reaches
+        (False, 6, 5, dict(wait=1, warmup=1, active=1), 2),
+        # 6 iterations an epoch: the epoch's last step enters the warmup of the second cycle
+        (True, 1, 1, dict(wait=2, warmup=1, active=1), 3),
+    ],
+)
+def test_the_chrome_trace_is_the_last_completed_cycle_when_profiling_stops_in_a_later_one(
+    tmp_path, by_epoch, length, profile_times, schedule, recorded
+):
+    path = tmp_path / "trace.json"
+    hook_cfg = dict(
+        by_epoch=by_epoch, profile_times=profile_times, schedule=schedule, json_trace_path=str(path)
+    )
+    train(digits_cfg(tmp_path / "work", hook_cfg, by_epoch=by_epoch, length=length))
+    events = trace_events(path)
+    assert marked_iterations(events) == [recorded]
+    assert any(event.get("name") == "aten::addmm" for event in events)
+    steps = {event["name"] for event in events if event.get("name", "").startswith("ProfilerStep")}
+    assert steps == {f"ProfilerStep#{recorded}"}
+
+
 def test_a_callable_gets_the_profiler_once_when_profiling_stops(runner, train):
     ready = []
     hook = ProfilerHook(

@@ -227,3 +227,28 @@ def test_starting_the_task_leaves_the_runs_random_state_as_it_was(tmp_path, clea
     backend.close()
     assert torch.equal(drawn[0], expected[0])
     assert np.array_equal(drawn[1], expected[1]) and drawn[2] == expected[2]
+
+
+@pytest.mark.parametrize("error", [None, RuntimeError("boom")])
+def test_a_failed_run_marks_the_task_failed_before_closing_it(
+    tmp_path, clearml, monkeypatch, failing_run, error
+):
+    """An offline session records no task status, so the calls on the real Task are
+    watched: ClearML's own close would mark the task completed."""
+    calls = []
+    for name in ("mark_failed", "close"):
+        method = getattr(clearml.Task, name)
+
+        def watched(task, *args, _method=method, _name=name, **kwargs):
+            calls.append((_name, kwargs.get("status_reason")))
+            return _method(task, *args, **kwargs)
+
+        monkeypatch.setattr(clearml.Task, name, watched)
+    backend = dict(type="ClearMLVisBackend", init_kwargs=dict(task_name="toy", **QUIET))
+    failing_run([backend], error)
+    failed = [("mark_failed", "RuntimeError: boom")] if error else []
+    assert calls == [*failed, ("close", None)]
+    _, events, _ = offline_session(tmp_path)
+    assert [step for name, _, step, _ in scalars(events) if name == "loss"] == (
+        [1] if error else [1, 2, 3, 4]
+    )

@@ -192,3 +192,36 @@ def test_a_missing_mlflow_names_the_install_command_and_the_config_key(tmp_path,
 def test_bad_artifact_suffix_is_named(tmp_path):
     with pytest.raises(TypeError, match="artifact_suffix must be a str or strs"):
         MLflowVisBackend(tmp_path, artifact_suffix=[".log", 3])
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "logged"),
+    [
+        (None, "FINISHED", [1, 2, 3, 4]),
+        (RuntimeError("boom"), "FAILED", [1]),
+        (KeyboardInterrupt(), "KILLED", [1]),
+    ],
+)
+def test_a_failed_run_ends_failed_and_one_stopped_by_ctrl_c_killed(
+    tmp_path, mlflow, failing_run, error, status, logged
+):
+    store = (tmp_path / "store").as_uri()
+    failing_run([dict(type="MLflowVisBackend", exp_name="toy", tracking_uri=store)], error)
+    assert mlflow.active_run() is None
+    client, run = only_run(mlflow, store, "toy")
+    assert run.info.status == status  # MMEngine: FINISHED whatever happened
+    assert [step for step, _ in history(client, run, "loss")] == logged
+
+
+def test_a_failure_is_recorded_once_and_systemexit_0_is_none(tmp_path, mlflow):
+    store = (tmp_path / "store").as_uri()
+    backend = MLflowVisBackend(tmp_path, exp_name="toy", tracking_uri=store)
+    for step, error in enumerate([ValueError("bad batch"), None, SystemExit(0)]):
+        backend.add_scalar("loss", 1.0, step=step)
+        if error is not None:
+            backend.mark_failed(error)
+        backend.close()  # the next write starts a new run, which knows of no failure
+    client = mlflow.MlflowClient(store)
+    runs = client.search_runs([client.get_experiment_by_name("toy").experiment_id])
+    statuses = {history(client, run, "loss")[0][0]: run.info.status for run in runs}
+    assert statuses == {0: "FAILED", 1: "FINISHED", 2: "FINISHED"}

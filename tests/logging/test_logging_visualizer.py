@@ -1,6 +1,7 @@
 """Visualizer and its backends: JSON lines on disk, TensorBoard events read back."""
 
 import errno
+import inspect
 import json
 import os
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runnerx.config import Config
-from runnerx.logging import LocalVisBackend, TensorboardVisBackend, Visualizer
+from runnerx.logging import BaseVisBackend, LocalVisBackend, TensorboardVisBackend, Visualizer
 from runnerx.registry import VISBACKENDS, VISUALIZERS
 
 ROOT = Path(__file__).parents[2]
@@ -188,8 +189,6 @@ def test_a_visualizer_subclass_written_for_mmengine_builds(tmp_path):
 def test_add_graph_reaches_every_backend(tmp_path):
     import torch
 
-    from runnerx.logging import BaseVisBackend
-
     class GraphRecorder(BaseVisBackend):
         def add_graph(self, model, data_batch, **kwargs):
             self.graph = (model, data_batch, kwargs)
@@ -201,3 +200,54 @@ def test_add_graph_reaches_every_backend(tmp_path):
     model, batch = torch.nn.Linear(2, 1), [dict(inputs=torch.ones(2))]
     visualizer.add_graph(model, batch, verbose=True)  # LocalVisBackend has none: no-op
     assert recorder.graph == (model, batch, {"verbose": True})
+
+
+CALLS = []
+
+
+@VISBACKENDS.register_module(force=True)
+class FailureRecorder(BaseVisBackend):
+    """Records the ``mark_failed`` and ``close`` calls it gets."""
+
+    def mark_failed(self, error):
+        CALLS.append(("mark_failed", error))
+
+    def close(self):
+        CALLS.append(("close",))
+
+
+@pytest.mark.parametrize("stage", ["train", "test"])
+def test_a_failed_run_tells_the_backends_before_it_closes_them(failing_run, stage):
+    error = RuntimeError("boom")
+    CALLS.clear()
+    failing_run([dict(type="FailureRecorder")], error, stage)
+    assert [("mark_failed", error), ("close",)] == CALLS
+    CALLS.clear()
+    failing_run([dict(type="FailureRecorder")], None, stage)  # success: closed by after_run
+    assert ("mark_failed", error) not in CALLS and CALLS[-1] == ("close",)
+    # close keeps MMEngine's signature: visualizers that override it still work
+    assert list(inspect.signature(Visualizer.close).parameters) == ["self"]
+
+
+def test_get_current_instance_before_any_visualizer_is_an_error_as_in_mmengine(monkeypatch):
+    monkeypatch.setattr(Visualizer, "_instances", {})
+    monkeypatch.setattr(Visualizer, "_current", None)
+    with pytest.raises(RuntimeError, match=r"no instance exists yet; create one with Visualizer"):
+        Visualizer.get_current_instance()  # writes would otherwise be dropped without a word
+    assert Visualizer._instances == {}  # none was made on the way
+    visualizer = Visualizer.get_instance("vis_test_first")
+    assert Visualizer.get_current_instance() is visualizer
+
+
+@pytest.mark.parametrize("name", ["NeptuneVisBackend", "AimVisBackend"])
+def test_mmengines_backends_that_are_not_ported_say_so(tmp_path, name):
+    with pytest.raises(NotImplementedError) as info:
+        Visualizer(
+            "vis_test_not_ported",
+            vis_backends=[dict(type="LocalVisBackend"), dict(type=name, init_kwargs={})],
+            save_dir=tmp_path,
+        )
+    message = str(info.value)
+    assert "cfg.visualizer.vis_backends[1]" in message
+    assert f"MMEngine's {name} is not ported" in message and "WandbVisBackend" in message
+    assert "did you mean" not in message.lower()

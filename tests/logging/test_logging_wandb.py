@@ -265,3 +265,16 @@ def test_an_image_is_logged_as_a_wandb_image_file(tmp_path, wandb_home):
     (run_dir,) = (tmp_path / "vis").glob("wandb/offline-run-*")
     written = np.asarray(Image.open(run_dir / "files" / row["pred/path"]))
     assert np.array_equal(written, image)
+
+
+@pytest.mark.parametrize(
+    ("error", "exit_code"), [(None, 0), (RuntimeError("boom"), 1), (KeyboardInterrupt(), 130)]
+)
+def test_a_failed_run_finishes_with_a_non_zero_exit_code(
+    tmp_path, wandb_home, failing_run, error, exit_code
+):
+    runner = failing_run([dict(type="WandbVisBackend", init_kwargs=OFFLINE)], error)
+    records = run_records(Path(runner.log_dir) / "vis_data")
+    (exit_record,) = of_kind(records, "exit")
+    assert exit_record.exit_code == exit_code  # W&B shows the run as failed (MMEngine: 0)
+    assert len(history_rows(records)) == (4 if error is None else 1)
