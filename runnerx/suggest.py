@@ -53,11 +53,25 @@ def given(value: object, args: str = "...") -> str:
     return type(value).__name__
 
 
-def refuse_unknown_keywords(name: str, given: Mapping, function: Callable) -> None:
+def refuse_unknown_keywords(
+    name: str,
+    given: Mapping,
+    function: Callable,
+    renamed: Mapping[str, str] | None = None,
+    renamed_from: str = "",
+) -> None:
     """A TypeError naming the keywords ``given`` (what a ``**kwargs`` took) that are no
     parameter of ``function``, the closest parameter to the first of them, and those it
     takes: a misspelt keyword must not be ignored, and Python's own message gives no close
-    match before 3.13."""
+    match before 3.13. Keywords in ``renamed`` (another framework's names, ``renamed_from``
+    saying whose) are named with what they are here instead, as the closest name could
+    mislead (Lightning's ``save_top_k`` is not ``save_last``)."""
+    other = [f"{key} -> {renamed[key]}" for key in given if renamed and key in renamed]
+    if other:
+        raise TypeError(
+            f"{name} got arguments of {renamed_from or 'another framework'} that it names "
+            f"otherwise: {'; '.join(other)}"
+        )
     known = [
         p.name
         for p in inspect.signature(function).parameters.values()

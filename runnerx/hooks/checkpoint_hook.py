@@ -41,10 +41,26 @@ from runnerx.hooks.metric_rule import (
 )
 from runnerx.logging import print_log
 from runnerx.registry import HOOKS
+from runnerx.suggest import refuse_unknown_keywords
 
 #: MessageHub info: the file name of the checkpoint a stop (PreemptionHook) saved outside the
 #: interval; with max_keep_ckpts > 0, the next periodic checkpoint replaces it
 STOP_CKPT = "stop_ckpt"
+
+#: Lightning's ModelCheckpoint arguments that runnerx names otherwise, and what they are here
+LIGHTNING_ARGUMENTS = {
+    "monitor": "save_best='<metric name>'",
+    "mode": "rule ('min' is rule='less', 'max' rule='greater'; inferred from the metric's name "
+    "when left out)",
+    "save_top_k": "max_keep_best=k with save_best (the best k), or max_keep_ckpts=k without "
+    "(the newest k)",
+    "every_n_epochs": "interval=N (by_epoch=True)",
+    "every_n_train_steps": "interval=N with by_epoch=False",
+    "dirpath": "out_dir",
+    "filename": "filename_tmpl='ckpt_{:03d}.pth'",
+    "save_weights_only": "save_optimizer=False, save_param_scheduler=False",
+    "verbose": "nothing: each save is logged",
+}
 
 
 @HOOKS.register_module()
@@ -111,7 +127,16 @@ class CheckpointHook(TrainingValidationsHook):
         published_keys: str | Sequence[str] | None = None,
         save_begin: int = 0,
         max_keep_best: int = 1,
+        **lightning: Any,
     ) -> None:
+        if lightning:  # keywords it does not take: refused, Lightning's with runnerx's name
+            refuse_unknown_keywords(
+                "CheckpointHook",
+                lightning,
+                self.__init__,
+                LIGHTNING_ARGUMENTS,
+                "Lightning's ModelCheckpoint (docs/lightning.md, 'The built-in callbacks')",
+            )
         for name, value in (("interval", interval), ("max_keep_ckpts", max_keep_ckpts)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"CheckpointHook: {name} must be an int, got {value!r}")

@@ -66,7 +66,13 @@ class EarlyStoppingHook(TrainingValidationsHook):
         **lightning: Any,
     ) -> None:
         if lightning:  # keywords it does not take: refused, Lightning's with runnerx's name
-            _refuse_arguments(lightning, self.__init__)
+            refuse_unknown_keywords(
+                "EarlyStoppingHook",
+                lightning,
+                self.__init__,
+                LIGHTNING_ARGUMENTS,
+                "Lightning's EarlyStopping (docs/lightning.md, 'The built-in callbacks')",
+            )
         if not isinstance(monitor, str) or not monitor:
             raise TypeError(f"EarlyStoppingHook: monitor must be a metric name, got {monitor!r}")
         if not isinstance(patience, int) or patience < 1:
@@ -217,20 +223,6 @@ class EarlyStoppingHook(TrainingValidationsHook):
         if self.strict:
             raise MissingMetricError(message)
         runner.logger.warning(message + " Early stopping is skipped for this validation.")
-
-
-def _refuse_arguments(given: dict, init: Any) -> None:
-    """Refuse (TypeError) keywords EarlyStoppingHook does not take, naming runnerx's argument
-    for Lightning's (Python's error names none, and the closest name can mislead)."""
-    lightning = [
-        f"{name} -> {LIGHTNING_ARGUMENTS[name]}" for name in given if name in LIGHTNING_ARGUMENTS
-    ]
-    if lightning:
-        raise TypeError(
-            "EarlyStoppingHook got arguments of Lightning's EarlyStopping that it names "
-            f"otherwise: {'; '.join(lightning)} (docs/lightning.md, 'The built-in callbacks')"
-        )
-    refuse_unknown_keywords("EarlyStoppingHook", given, init)
 
 
 def _hub_count(runner: Any, monitor: str) -> int:

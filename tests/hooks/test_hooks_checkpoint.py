@@ -304,3 +304,22 @@ def test_max_keep_ckpts_zero_warns_that_it_keeps_every_checkpoint(monkeypatch, c
     assert record.levelno == logging.WARNING
     assert "max_keep_ckpts=0 keeps every checkpoint (as -1 does" in record.getMessage()
     assert "set default_hooks.checkpoint=None" in record.getMessage()
+
+
+@pytest.mark.parametrize(
+    ("argument", "named"),
+    [
+        ({"monitor": "val/loss"}, "monitor -> save_best='<metric name>'"),
+        ({"save_top_k": 3}, "save_top_k -> max_keep_best=k with save_best"),
+        ({"every_n_train_steps": 100}, "every_n_train_steps -> interval=N with by_epoch=False"),
+    ],
+)
+def test_lightnings_modelcheckpoint_arguments_are_refused_naming_runnerxs(argument, named):
+    with pytest.raises(TypeError, match="CheckpointHook got arguments of Lightning's") as error:
+        CheckpointHook(**argument)
+    assert named in str(error.value)
+
+
+def test_another_unknown_argument_is_refused_with_the_closest_name():
+    with pytest.raises(TypeError, match=r"\['max_keep_ckpt'\] \('max_keep_ckpt'; did you mean"):
+        CheckpointHook(max_keep_ckpt=2)
