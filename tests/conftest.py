@@ -221,3 +221,15 @@ def logged_warnings():
     for logger, handler, level in undo:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+@pytest.fixture
+def current_log(monkeypatch, logged_warnings):
+    """The WARNINGs logged through the current logger (``print_log(logger='current')``, where
+    a run's notes and warnings reach its log file) while the test runs: a logger of the
+    test's own is made current."""
+    from runnerx.logging import logger as logger_module
+
+    name = "test_current_log"
+    monkeypatch.setattr(logger_module, "_current_logger", logging.getLogger(name))
+    return logged_warnings(name)

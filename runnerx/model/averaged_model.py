@@ -9,7 +9,7 @@ reads nothing back from the device, so updating after each iteration is cheap::
 from __future__ import annotations
 
 import copy
-import warnings
+import logging
 from typing import Any
 
 import torch
@@ -158,10 +158,13 @@ class ExponentialMovingAverage(BaseAveragedModel):
         if not 0.0 < momentum < 1.0:
             raise ValueAssertionError(f"momentum must be in (0, 1), but got {momentum}")
         if momentum > 0.5:
-            warnings.warn(
+            from runnerx.logging import print_log
+
+            print_log(  # in the run's log, as MMEngine gives it (printed outside a run)
                 f"EMA momentum {momentum} is the weight of the *new* value and is usually small "
                 "(e.g. 0.0002); check that this is what you meant",
-                stacklevel=2,
+                logger="current",
+                level=logging.WARNING,
             )
         self.momentum = momentum
 

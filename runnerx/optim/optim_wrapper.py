@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
+from types import MethodType
 from typing import Any
 
 import torch
@@ -19,11 +20,13 @@ _NO_CONTEXT = nullcontext()  # reusable: entering it does nothing
 _NO_KWARGS: Mapping[str, Any] = {}
 
 
-def current_message_hub() -> Any:
-    """The MessageHub of the current run (where the grad norm and loss scale are logged)."""
+def current_message_hub(create: bool = True) -> Any:
+    """The MessageHub of the current run (where the grad norm and loss scale are logged);
+    when there is none yet, one named 'runnerx' is created, or None returned if not ``create``
+    (a hub made before a Runner exists is not the one the Runner logs)."""
     from runnerx.logging.message_hub import MessageHub
 
-    return MessageHub.get_current_instance()
+    return MessageHub.get_current_instance() if create else MessageHub._current
 
 
 def _check_accumulative_counts(value: Any) -> int:
@@ -40,20 +43,57 @@ def _check_accumulative_counts(value: Any) -> int:
     return value
 
 
-def _log_epoch_end_windows(counts: int, epoch_length: int) -> None:
-    """Say (once, as training starts) that each epoch ends with a shorter window, and why."""
+def _log(message: str, level: int = logging.INFO) -> None:
+    """Log to the run's logger (printed when there is none), as MMEngine does."""
     from runnerx.logging import print_log
 
+    print_log(message, logger="current", level=level)
+
+
+def _log_epoch_end_windows(counts: int, epoch_length: int) -> None:
+    """Say (once, as training starts) that each epoch ends with a shorter window, and why."""
     last = epoch_length % counts
-    print_log(
+    _log(
         f"optim_wrapper.accumulative_counts={counts} does not divide the {epoch_length} "
         "iterations of an epoch: accumulation windows restart at every epoch, so each epoch "
         f"ends with a window of {last} iteration(s) (its loss divided by {last}, not {counts}) "
         "and an optimizer step. This keeps a checkpoint saved at an epoch end exact to resume; "
         "MMEngine's windows run across epochs, so this config's updates differ from MMEngine's "
-        f"(choose accumulative_counts dividing {epoch_length} to train the same)",
-        logger="current",
+        f"(choose accumulative_counts dividing {epoch_length} to train the same)"
     )
+
+
+class _Replaceable:
+    """An OptimWrapper method that an instance may replace, as in MMEngine
+    (``optim_wrapper.step = counting(optim_wrapper.step)``); see :class:`OptimWrapper`."""
+
+    def __init__(self, function: Callable) -> None:
+        self.function = function
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        # not the method's own name: a subclass's override is kept there by plain assignment,
+        # and super() must not find it as this method's replacement
+        self.key = f"_replaced_{name}"
+
+    def __get__(self, wrapper: Any, owner: type | None = None) -> Any:
+        if wrapper is None:
+            return self.function
+        replacement = wrapper.__dict__.get(self.key, self)
+        return MethodType(self.function, wrapper) if replacement is self else replacement
+
+    def __set__(self, wrapper: Any, replacement: Any) -> None:
+        wrapper.__dict__[self.key] = replacement
+        wrapper.__dict__["_plain_update"] = False
+
+    def __delete__(self, wrapper: Any) -> None:
+        if wrapper.__dict__.pop(self.key, self) is self:
+            raise AttributeError(
+                f"{type(wrapper).__name__}.{self.name} was not replaced on this instance, so "
+                "there is nothing to delete"
+            )
+        if "_clip_fn" in wrapper.__dict__:  # set up by OptimWrapper.__init__ (not by a dict's)
+            wrapper._plain_update = wrapper._update_is_plain()
 
 
 @OPTIM_WRAPPERS.register_module()
@@ -77,7 +117,14 @@ class OptimWrapper:
     :meth:`initialize_count_status`. On non-final micro-steps, :meth:`optim_context` enters
     ``model.no_sync()`` (DDP) so that gradients are only all-reduced once per window. The
     grad norm (clipping by norm) goes to the MessageHub as ``'train/grad_norm'``, a tensor
-    read only when a log line is written.
+    read only when a log line is written; ``message_hub`` is the current one when the wrapper
+    is built (None if no MessageHub exists yet and nothing is logged).
+
+    ``scale_loss``, ``backward``, ``should_update``, ``step`` and ``zero_grad`` may be
+    overridden in a subclass or replaced on an instance (``wrapper.step = counting_step``,
+    as MMEngine's tests do), and ``update_params`` calls them. It skips those five calls (a
+    shortcut) only without accumulation or clipping and while none of them is overridden or
+    replaced. ``del wrapper.step`` brings the class's method back.
     """
 
     def __init__(
@@ -99,27 +146,31 @@ class OptimWrapper:
         self._epoch_length: int | None = None
         self._clip_grad_cfg = clip_grad
         self._clip_fn, self.clip_grad_kwargs = build_grad_clip(clip_grad)
-        # update_params' shortcut: an update every iteration, no clipping, no step overridden
-        cls = type(self)
-        self._plain_update = (
-            accumulative_counts == 1
-            and self._clip_fn is None
-            and all(
-                getattr(cls, name) is getattr(OptimWrapper, name)
-                for name in ("scale_loss", "should_update", "backward", "step", "zero_grad")
-            )
-        )
+        self._plain_update = self._update_is_plain()
         self._base_lr_source = _find_base_lr_source(optimizer)
         self._clip_params: list[torch.Tensor] = []
-        self.message_hub = None
+        self.message_hub = current_message_hub(create=False)
         if self._clip_fn is not None:
             # every parameter: torch clips the gradients there are, so a parameter frozen
             # now and unfrozen later is clipped from then on
             self._clip_params = [
                 param for group in optimizer.param_groups for param in group["params"]
             ]
-            if "max_norm" in self.clip_grad_kwargs:
+            if "max_norm" in self.clip_grad_kwargs and self.message_hub is None:
                 self.message_hub = current_message_hub()
+
+    def _update_is_plain(self) -> bool:
+        """Whether update_params may take its shortcut: an update every iteration, no
+        clipping, none of the five steps it stands for overridden or replaced."""
+        cls = type(self)
+        return (
+            self._accumulative_counts == 1
+            and self._clip_fn is None
+            and all(
+                getattr(cls, method.name) is method.function and method.key not in self.__dict__
+                for method in _REPLACEABLE
+            )
+        )
 
     # ------------------------------------------------------------------ the update
 
@@ -144,6 +195,7 @@ class OptimWrapper:
             self.step(**(step_kwargs or _NO_KWARGS))
             self.zero_grad(**(zero_kwargs or _NO_KWARGS))
 
+    @_Replaceable
     def backward(self, loss: torch.Tensor, **kwargs: Any) -> None:
         """``loss.backward(**kwargs)``, counting one micro-step."""
         if kwargs:
@@ -152,6 +204,7 @@ class OptimWrapper:
             loss.backward()
         self._inner_count += 1
 
+    @_Replaceable
     def step(self, **kwargs: Any) -> None:
         """Clip the gradients (if configured), then ``optimizer.step(**kwargs)``."""
         if self._clip_fn is not None:
@@ -161,6 +214,7 @@ class OptimWrapper:
         else:
             self.optimizer.step()
 
+    @_Replaceable
     def zero_grad(self, **kwargs: Any) -> None:
         """``optimizer.zero_grad(**kwargs)`` (torch's default sets the gradients to None)."""
         if kwargs:
@@ -219,17 +273,17 @@ class OptimWrapper:
         ):
             _log_epoch_end_windows(self._accumulative_counts, epoch_length)
         if init_counts < max_counts and self._window(init_counts)[0] != init_counts:
-            warnings.warn(
+            _log(
                 f"training resumes at iteration {init_counts}, inside a gradient accumulation "
                 f"window of {self._accumulative_counts} iterations: the gradients of the "
                 "window's earlier iterations were not saved, so its update uses fewer samples",
-                stacklevel=2,
+                logging.WARNING,
             )
         if any(isinstance(module, nn.modules.batchnorm._BatchNorm) for module in model.modules()):
-            warnings.warn(
+            _log(
                 "the model has BatchNorm layers: with gradient accumulation they see the small "
                 "micro-batches, so results can differ slightly from one large batch",
-                stacklevel=2,
+                logging.WARNING,
             )
 
     def _window(self, count: int) -> tuple[int, int]:
@@ -245,6 +299,7 @@ class OptimWrapper:
         end = start + n
         return start, end if end_limit is None else min(end, end_limit)
 
+    @_Replaceable
     def should_update(self) -> bool:
         """Whether the micro-step just backwarded ends its window (so the optimizer steps)."""
         if self._accumulative_counts == 1:
@@ -258,6 +313,7 @@ class OptimWrapper:
             return True
         return self._window(self._inner_count)[1] == self._inner_count + 1
 
+    @_Replaceable
     def scale_loss(self, loss: torch.Tensor) -> torch.Tensor:
         """``loss`` divided by the length of the coming micro-step's accumulation window."""
         if self._accumulative_counts == 1:
@@ -343,6 +399,11 @@ class OptimWrapper:
             f"{type(self).__name__}(accumulative_counts={self._accumulative_counts}, "
             f"clip_grad={self._clip_grad_cfg!r})\noptimizer: {self.optimizer!r}"
         )
+
+
+_REPLACEABLE = tuple(
+    method for method in vars(OptimWrapper).values() if isinstance(method, _Replaceable)
+)
 
 
 def _find_base_lr_source(optimizer: torch.optim.Optimizer) -> tuple[int, float] | None:

@@ -17,6 +17,7 @@ from runnerx.registry.errors import (
     registry_table,
 )
 from runnerx.registry.scopes import MMENGINE_SCOPE, alias_of, import_scope_registry
+from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
 
 class Registry:
@@ -50,13 +51,17 @@ class Registry:
         if not isinstance(name, str) or not name:
             raise TypeError(f"Registry name must be a non-empty str, but got {name!r}")
         if parent is not None and not isinstance(parent, Registry):
-            raise TypeError(f"parent must be a Registry or None, but got {type(parent).__name__}")
+            raise TypeAssertionError(
+                f"parent must be a Registry or None, but got {type(parent).__name__}"
+            )
         if build_func is not None and not callable(build_func):
             raise TypeError(f"build_func must be callable, but got {type(build_func).__name__}")
         if scope is None:
             scope = self._infer_scope()
         elif not isinstance(scope, str) or not scope or "." in scope:
-            raise ValueError(f"scope must be a non-empty str without dots, but got {scope!r}")
+            raise ValueAssertionError(
+                f"scope must be a non-empty str without dots, but got {scope!r}"
+            )
         if parent is not None:
             _check_scope_free(parent, scope, "create this one with another scope=")
         self._name = name
@@ -396,7 +401,7 @@ def _check_scope_free(parent: Registry, scope: str, fix: str) -> None:
     """Refuse a second child with ``scope`` under ``parent``; ``fix`` says what to do instead."""
     taken = parent.children.get(scope)
     if taken is not None:
-        raise ValueError(
+        raise ValueAssertionError(
             f"{describe(parent)} already has a child with scope {scope!r} "
             f"(the '{taken.name}' registry); {fix}"
         )

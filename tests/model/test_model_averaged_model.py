@@ -1,10 +1,13 @@
 """Averaged models: EMA math by hand, interval, buffers, state_dict, the per-tensor fallback."""
 
+import logging
+
 import pytest
 import torch
 from torch import nn
 
 import runnerx.model.averaged_model as averaged_model
+from runnerx.logging import logger as logger_module
 from runnerx.model import (
     BaseAveragedModel,
     ExponentialMovingAverage,
@@ -156,8 +159,6 @@ def test_bad_arguments_and_the_build_from_config():
     model = nn.Linear(2, 2)
     with pytest.raises(ValueError, match=r"momentum must be in \(0, 1\), but got 1.5"):
         ExponentialMovingAverage(model, momentum=1.5)
-    with pytest.warns(UserWarning, match="usually small"):
-        ExponentialMovingAverage(model, momentum=0.9)
     with pytest.raises(ValueError, match="interval must be a positive int"):
         ExponentialMovingAverage(model, interval=0)
     with pytest.raises(ValueError, match="gamma must be > 0"):
@@ -168,3 +169,16 @@ def test_bad_arguments_and_the_build_from_config():
 
     built = MODELS.build(dict(type="ExponentialMovingAverage", momentum=0.01), {"model": model})
     assert isinstance(built, ExponentialMovingAverage) and built.momentum == 0.01
+
+
+def test_a_large_momentum_is_warned_about_in_the_log(monkeypatch, logged_warnings, capsys):
+    monkeypatch.setattr(logger_module, "_current_logger", logging.getLogger("ema_test"))
+    warned = logged_warnings("ema_test")
+    ExponentialMovingAverage(nn.Linear(2, 2), momentum=0.5)
+    assert warned == []
+    ExponentialMovingAverage(nn.Linear(2, 2), momentum=0.9)
+    [message] = warned
+    assert message.startswith("EMA momentum 0.9 is the weight of the *new* value")
+    monkeypatch.setattr(logger_module, "_current_logger", None)  # outside a run: printed
+    ExponentialMovingAverage(nn.Linear(2, 2), momentum=0.9)
+    assert "EMA momentum 0.9" in capsys.readouterr().out

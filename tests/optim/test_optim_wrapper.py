@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch import nn
 
+import runnerx.logging.logger as logger_module
 from runnerx.logging.message_hub import MessageHub
 from runnerx.optim import OptimWrapper
 
@@ -85,21 +86,32 @@ def test_accumulation_without_count_status_updates_every_n():
     assert updates == [False, False, True, False, False, True, False]
 
 
-def test_resume_inside_a_window_warns():
+def test_resume_inside_a_window_warns_in_the_log(current_log):
     model = small_net()
     wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1), accumulative_counts=4)
-    with pytest.warns(UserWarning, match="inside a gradient accumulation window"):
-        wrapper.initialize_count_status(model, 6, 20)
+    wrapper.initialize_count_status(model, 6, 20)
+    [message] = current_log
+    assert "training resumes at iteration 6, inside a gradient accumulation window" in message
     assert wrapper.inner_count == 6
     # the window [4, 8) continues: two more micro-steps, loss divided by the full 4
     assert wrapper.scale_loss(torch.tensor(4.0)).item() == 1.0
 
 
-def test_batch_norm_with_accumulation_warns():
+def test_batch_norm_with_accumulation_warns_in_the_log(current_log):
     model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
     wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1), accumulative_counts=2)
-    with pytest.warns(UserWarning, match="BatchNorm"):
-        wrapper.initialize_count_status(model, 0, 10)
+    wrapper.initialize_count_status(model, 0, 10)
+    assert len(current_log) == 1 and "the model has BatchNorm layers" in current_log[0]
+    OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1)).initialize_count_status(model, 0, 9)
+    assert len(current_log) == 1  # no accumulation: nothing to say
+
+
+def test_an_accumulation_warning_is_printed_outside_a_run(monkeypatch, capsys):
+    monkeypatch.setattr(logger_module, "_current_logger", None)
+    model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1), accumulative_counts=2)
+    wrapper.initialize_count_status(model, 0, 10)
+    assert "the model has BatchNorm layers" in capsys.readouterr().out
 
 
 class FakeDDP(nn.Module):
@@ -182,7 +194,6 @@ def test_clip_by_value():
     wrapper.step()
     grads = torch.cat([p.grad.flatten() for p in model.parameters()])
     assert grads.abs().max().item() == pytest.approx(0.01)
-    assert wrapper.message_hub is None  # clipping by value has no norm to log
 
 
 def test_grad_norm_reaches_the_current_message_hub():

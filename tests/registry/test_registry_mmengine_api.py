@@ -104,6 +104,21 @@ def test_reparenting_refuses_a_cycle_a_taken_scope_and_a_non_registry():
     assert child.parent is root and root.children["api_kid"] is child  # nothing moved
 
 
+def test_constructor_errors_are_mmengine_assertion_errors_too():
+    """MMEngine asserts these: ``except AssertionError`` written for it catches runnerx's."""
+    cats = Registry("cat", scope="api_cats")
+    Registry("little_cat", parent=cats, scope="api_little_cat")
+    for kwargs, error, message in [
+        (dict(parent="cat"), TypeError, "parent must be a Registry or None, but got str"),
+        (dict(scope=1), ValueError, "scope must be a non-empty str without dots, but got 1"),
+        (dict(parent=cats, scope="api_little_cat"), ValueError, "already has a child"),
+    ]:
+        with pytest.raises(AssertionError, match=message) as info:
+            Registry("little_cat", **kwargs)
+        assert isinstance(info.value, error)
+    assert list(cats.children) == ["api_little_cat"]
+
+
 def test_a_registry_is_true_without_importing_its_locations(write_module):
     registry, location = _lazy_registry(write_module, "raise RuntimeError('kaboom')\n")
     assert registry  # MMEngine's is False while empty; runnerx's never imports for this
