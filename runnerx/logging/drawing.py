@@ -28,6 +28,7 @@ from .drawing_utils import (
     matplotlib_colors,
     per_item,
     points_array,
+    tensor2ndarray,
 )
 
 
@@ -45,9 +46,12 @@ class DrawingMixin(CanvasMixin):
         sizes: Any = None,
     ) -> Any:
         """Draw points at ``positions`` (N x 2 of x, y) with a matplotlib ``marker`` and
-        ``sizes`` (in points squared)."""
+        ``sizes`` (in points squared): one number for all points, or a list, an array or a
+        tensor with one per point."""
         points = points_array(positions, "positions", 2)
-        sizes = None if sizes is None else as_array(sizes, "sizes")
+        sizes = tensor2ndarray(sizes)
+        if sizes is not None:
+            check_type(sizes, (*NUMBER, list, tuple, np.ndarray), "sizes")
         self.ax_save.scatter(
             points[:, 0],
             points[:, 1],

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from runnerx.utils.errors import ValueAssertionError
+
 #: Unread tensors are materialised once this many have piled up, so a run nobody reads
 #: (no LoggerHook) keeps a bounded number of device tensors alive.
 _MAX_UNREAD = 1024
@@ -59,7 +61,8 @@ class HistoryBuffer:
         max_length: int = 10_000,
     ) -> None:
         """MMEngine's arguments: the values seen so far and their counts (both empty for a
-        new buffer), and how many values to keep."""
+        new buffer; nested ones, such as 1 x N arrays, are read row by row, as MMEngine's
+        buffer flattens them), and how many values to keep."""
         if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
         self.max_length = max_length
@@ -82,9 +85,9 @@ class HistoryBuffer:
         # the update path.
         self._newest_given: Any = None
         self._newest_type: type | None = None
-        log_history, count_history = list(log_history), list(count_history)
+        log_history, count_history = _flat(log_history), _flat(count_history)
         if len(log_history) != len(count_history):
-            raise ValueError(
+            raise ValueAssertionError(
                 f"HistoryBuffer: log_history has {len(log_history)} values but count_history "
                 f"{len(count_history)} counts; give one count per value"
             )
@@ -335,6 +338,20 @@ def fold_buffers(buffers: Iterable[HistoryBuffer]) -> None:
                     tail[position] = numbers[first + offset]
     for buffer, tail in taken:
         buffer._add_folded(tail)
+
+
+def _flat(history: Iterable[Any]) -> list:
+    """The values of ``history`` in order, nested lists, tuples, arrays and tensors (a 1 x N
+    history) read row by row; scalars and 0-dim arrays or tensors are kept as they are."""
+    if isinstance(history, (np.ndarray, torch.Tensor)):
+        return history.reshape(-1).tolist()
+    values = []
+    for item in history:
+        if isinstance(item, (list, tuple)) or getattr(item, "ndim", 0):
+            values.extend(_flat(item))
+        else:
+            values.append(item)
+    return values
 
 
 def _as_float(value: Any) -> float:

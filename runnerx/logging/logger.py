@@ -4,7 +4,8 @@ Lines look like MMEngine's::
 
     2026/11/21 15:04:05 - runnerx - INFO - Epoch(train)  [1][10/23]  lr: 1.0000e-02  ...
 
-Other ranks show warnings and errors only and write no file.
+Other ranks show warnings and errors only and write no file. A WARNING whose message a
+handler has shown already is dropped, as MMEngine's logger drops it.
 
 Each Runner logs through a logger of its own (:func:`get_run_logger`), so two Runners in one
 process never write into each other's log file. The run that is running is the *current*
@@ -56,6 +57,10 @@ _DATE_FORMAT = "%Y/%m/%d %H:%M:%S"
 #: :func:`make_logger_current` named last.
 _current_logger: logging.Logger | None = None
 
+#: The loggers ``MMLogger.get_instance`` set up, by instance name (which is not their
+#: logger name when ``logger_name`` was given); :func:`print_log` finds them by it.
+_instances: dict[str, logging.Logger] = {}
+
 
 class _LevelFormatter(logging.Formatter):
     """MMEngine's line layout; the level name is coloured on the console, plain in files;
@@ -86,11 +91,53 @@ class _LevelFormatter(logging.Formatter):
         return super().format(record)
 
 
-class _ConsoleHandler(logging.StreamHandler):
+_WARNING = logging.WARNING
+
+
+def _shown_before(seen: set[str], record: logging.LogRecord) -> bool:
+    """Whether the message of the WARNING ``record`` is in ``seen``; adds it if not."""
+    try:
+        message = record.getMessage()
+    except Exception:  # bad arguments: left to the handler, which reports them
+        return False
+    if message in seen:
+        return True
+    seen.add(message)
+    return False
+
+
+class _RepeatedWarningFilter(logging.Filter):
+    """Drops a WARNING whose exact message its handler has shown already (MMEngine's logger
+    does the same); records of other levels pass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno != _WARNING or not _shown_before(self.seen, record)
+
+
+class _ShowsWarningsOnce:
+    """Mixin of the handlers get_logger makes: :class:`_RepeatedWarningFilter`'s check, done
+    in the handler's own ``filter`` (which every record passes through anyway), so that a
+    record of another level costs not one call more."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._warnings_seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> Any:
+        if record.levelno == _WARNING and _shown_before(self._warnings_seen, record):
+            return False
+        return not self.filters or super().filter(record)
+
+
+class _ConsoleHandler(_ShowsWarningsOnce, logging.StreamHandler):
     """The console handler get_logger adds (a class of its own so a second call finds it)."""
 
 
-class _LogFileHandler(logging.FileHandler):
+class _LogFileHandler(_ShowsWarningsOnce, logging.FileHandler):
     """The log-file handler get_logger adds (unless ``file_handler_cfg`` names another)."""
 
 
@@ -115,7 +162,8 @@ def get_logger(
     a new ``log_file`` replaces the old file handler. ``file_handler_cfg`` (MMEngine's)
     writes the file with a handler of ``logging.handlers`` in place of the plain one:
     ``dict(type='RotatingFileHandler', maxBytes=2**20, backupCount=3)``, its ``filename``
-    ``log_file`` unless given.
+    ``log_file`` unless given. Each handler shows a WARNING with a given message once (as
+    MMEngine's do); ``logger.instance_name`` is ``name`` (MMEngine's attribute).
 
     .. code-block:: python
 
@@ -125,6 +173,7 @@ def get_logger(
     logger = _set_up(
         logging.getLogger(name), log_file, log_level, rank, distributed, file_handler_cfg
     )
+    logger.instance_name = name
     make_logger_current(logger)
     return logger
 
@@ -136,9 +185,11 @@ def get_run_logger(
 ) -> logging.Logger:
     """A new logger for one run, set up as :func:`get_logger` sets one up, but of its own:
     outside ``logging``'s registry of names, so that no other run shares its handlers. Its
-    lines say ``runnerx``. Make it current with :func:`make_logger_current`. Its log file is
-    closed when the logger is collected (a Runner dropped without a run), not left open."""
+    lines say ``runnerx``, as does its ``instance_name``. Make it current with
+    :func:`make_logger_current`. Its log file is closed when the logger is collected (a
+    Runner dropped without a run), not left open."""
     logger = _set_up(logging.Logger("runnerx"), log_file, log_level, rank)
+    logger.instance_name = "runnerx"
     weakref.finalize(logger, _close_handlers, logger.handlers)
     return logger
 
@@ -269,8 +320,9 @@ def print_log(
 
 
 def _named_logger(name: str) -> logging.Logger:
-    """The logger called ``name``, which must be set up (see :func:`print_log`)."""
-    named = logging.getLogger(name)
+    """The logger ``MMLogger.get_instance`` set up under ``name``, else the logger called
+    ``name``, which must be set up (see :func:`print_log`)."""
+    named = _instances.get(name) or logging.getLogger(name)
     if named.hasHandlers():
         return named
     set_up = [
@@ -307,6 +359,8 @@ def _set_log_file(
     _remove_file_handlers(logger)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     handler = _file_handler(path, handler_cfg)
+    if not isinstance(handler, _ShowsWarningsOnce):
+        handler.addFilter(_RepeatedWarningFilter())
     setattr(handler, _HANDLER_CFG, handler_cfg)
     handler.handleError = lambda record: _log_file_failed(handler, sys.exc_info()[1])
     handler.setFormatter(_LevelFormatter(colour=False))

@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from runnerx.suggest import SENTENCE, did_you_mean
-from runnerx.utils.errors import ValueAssertionError
+from runnerx.utils.errors import KeyAssertionError, TypeAssertionError, ValueAssertionError
 from runnerx.utils.manager import ManagerMixin
 
 from .history_buffer import HistoryBuffer
@@ -57,13 +57,13 @@ class MessageHub(ManagerMixin):
         self._not_resumed: set[str] = set()
         for key, buffer in self._log_scalars.items():
             if not isinstance(buffer, HistoryBuffer):
-                raise TypeError(
+                raise TypeAssertionError(
                     f"MessageHub: log_scalars[{key!r}] must be a HistoryBuffer, "
                     f"got {type(buffer).__name__}"
                 )
         for key, resumed in (resumed_keys or {}).items():
             if key not in self._log_scalars and key not in self._runtime_info:
-                raise ValueError(
+                raise ValueAssertionError(
                     f"MessageHub: resumed_keys names {key!r}, which is in neither log_scalars "
                     "nor runtime_info"
                 )
@@ -118,17 +118,33 @@ class MessageHub(ManagerMixin):
         except (TypeError, ValueError) as error:
             if created:
                 del self._log_scalars[key]
-            raise type(error)(f"message_hub.update_scalar({key!r}, ...): {error}") from None
+            # also MMEngine's AssertionError
+            both = TypeAssertionError if isinstance(error, TypeError) else ValueAssertionError
+            raise both(f"message_hub.update_scalar({key!r}, ...): {error}") from None
         if not resumed:
             self._not_resumed.add(key)
 
     def update_scalars(self, log_dict: dict[str, Any], resumed: bool = True) -> None:
         """:meth:`update_scalar` for each item; a value may be a dict ``{value, count}``."""
-        for key, value in log_dict.items():
-            if isinstance(value, dict):
-                self.update_scalar(key, value["value"], value.get("count", 1), resumed)
-            else:
+        try:
+            items = log_dict.items()
+        except AttributeError:
+            raise TypeAssertionError(
+                "message_hub.update_scalars: log_dict must be a dict, got "
+                f"{type(log_dict).__name__}"
+            ) from None
+        for key, value in items:
+            if not isinstance(value, dict):
                 self.update_scalar(key, value, resumed=resumed)
+                continue
+            try:
+                logged = value["value"]
+            except KeyError:
+                raise KeyAssertionError(
+                    f"message_hub.update_scalars: {key!r} is a dict without a 'value' entry "
+                    f"({value!r}); give dict(value=..., count=...) or the value itself"
+                ) from None
+            self.update_scalar(key, logged, value.get("count", 1), resumed)
 
     def scalar_buffer(self, key: str) -> HistoryBuffer:
         """The buffer of ``key``, created empty when new: for code that records ``key`` on

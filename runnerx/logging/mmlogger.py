@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 
 from runnerx.suggest import refuse_unknown_keywords
 
@@ -49,22 +50,38 @@ class MMLogger:
         file_handler_cfg: dict | None = None,
         **kwargs: object,
     ) -> logging.Logger:
-        """The logger called ``logger_name`` (``name`` when not given), set up with
-        ``log_file`` and ``log_level``; it becomes the current one. ``distributed=True`` gives
-        every rank a log file of its own; ``file_handler_cfg`` writes the file with a handler
-        of ``logging.handlers`` (``dict(type='RotatingFileHandler', maxBytes=2**20,
-        backupCount=3)``). MMEngine's ``file_mode`` is accepted and not used: files are
-        appended to. Any other keyword is refused, naming it."""
+        """The logger of the instance ``name`` (created on first use), set up with
+        ``log_file`` and ``log_level``; it becomes the current one. Its ``instance_name`` is
+        ``name``; its lines show ``logger_name``, which defaults to ``name``: the logger is
+        then the standard ``logging.getLogger(name)``, else a logger of its own called
+        ``logger_name``. ``distributed=True`` gives every rank a log file of its own;
+        ``file_handler_cfg`` writes the file with a handler of ``logging.handlers``
+        (``dict(type='RotatingFileHandler', maxBytes=2**20, backupCount=3)``). MMEngine's
+        ``file_mode`` is accepted and not used: files are appended to. Any other keyword is
+        refused, naming it."""
         refuse_unknown_keywords("MMLogger.get_instance", kwargs, cls.get_instance)
-        return _logger.get_logger(
-            logger_name or name,
-            log_file=log_file,
-            log_level=log_level,
-            distributed=distributed,
-            file_handler_cfg=file_handler_cfg,
-        )
+        logger = _logger._instances.get(name)
+        if logger is None:
+            if logger_name in (None, name):
+                logger = logging.getLogger(name)
+            else:  # outside logging's registry, which knows loggers by their logger name
+                logger = logging.Logger(logger_name)
+            logger.instance_name = name
+            _logger._instances[name] = logger
+        elif logger_name not in (None, logger.name):
+            warnings.warn(
+                f"MMLogger {name!r} exists already with logger_name {logger.name!r}; "
+                f"get_instance ignores logger_name={logger_name!r}",
+                stacklevel=2,
+            )
+        _logger._set_up(logger, log_file, log_level, None, distributed, file_handler_cfg)
+        _logger.make_logger_current(logger)
+        return logger
 
     @classmethod
     def check_instance_created(cls, name: str) -> bool:
-        """Whether a logger called ``name`` was set up (it has handlers)."""
+        """Whether :meth:`get_instance` set up the instance ``name``, or a logger called
+        ``name`` was set up otherwise (it has handlers)."""
+        if name in _logger._instances:
+            return True
         return name in logging.Logger.manager.loggerDict and bool(logging.getLogger(name).handlers)

@@ -20,6 +20,7 @@ from typing import Any
 from runnerx.config.config_dict import keyed_copy
 from runnerx.dist import master_only
 from runnerx.registry import VISBACKENDS, VISUALIZERS
+from runnerx.utils.errors import ValueRuntimeError
 from runnerx.utils.manager import ManagerMixin
 
 from .drawing import DrawingMixin
@@ -85,7 +86,7 @@ class Visualizer(DrawingMixin, ManagerMixin):
             if backend is None:
                 continue
             if backend_name in self._vis_backends:
-                raise ValueError(
+                raise ValueRuntimeError(  # MMEngine: RuntimeError
                     f"visualizer.vis_backends[{index}]: a backend named {backend_name!r} "
                     "exists already; give each a different 'name'"
                 )

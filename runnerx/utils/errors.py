@@ -36,5 +36,14 @@ class ValueKeyError(ValueError, KeyError):
     __str__ = KeyAssertionError.__str__
 
 
+class ValueTypeError(ValueError, TypeError):
+    """A bad value that MMEngine reports as a TypeError (a str where an int is expected)."""
+
+
 class ValueNotImplementedError(ValueError, NotImplementedError):
     """A choice outside the supported ones (MMEngine raises NotImplementedError for it)."""
+
+
+class ValueRuntimeError(ValueError, RuntimeError):
+    """A bad value that MMEngine reports as a RuntimeError (two visualizer backends of one
+    name)."""

@@ -86,6 +86,11 @@ DRAWINGS = {
             dict(edge_colors=["b", "r"], face_colors=(0, 255, 0), alpha=0.5, line_widths=4),
         ),
     ],
+    "point_sizes": [  # one number for all points, or one per point in a list or a tensor
+        ("draw_points", (np.array([[8, 8], [40, 30]]),), dict(marker="o", sizes=[20, 120])),
+        ("draw_points", (torch.tensor([[20, 40], [56, 10]]),), dict(sizes=torch.tensor([9, 64]))),
+        ("draw_points", (np.array([30, 20]),), dict(colors="r", marker="s", sizes=50)),
+    ],
     "polygons": [
         ("draw_polygons", (np.array([[2, 2], [30, 4], [16, 30]]),), {}),
         (

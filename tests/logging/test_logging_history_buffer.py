@@ -308,8 +308,24 @@ def test_update_takes_mmengines_keyword():
 
 
 def test_histories_of_different_lengths_are_refused_naming_both():
-    with pytest.raises(ValueError, match="log_history has 3 values but count_history 2 counts"):
+    with pytest.raises(
+        ValueError, match="log_history has 3 values but count_history 2 counts"
+    ) as bad:
         HistoryBuffer([1, 2, 3], [1, 1])
+    assert isinstance(bad.value, AssertionError)  # what MMEngine raises
+
+
+@pytest.mark.parametrize("kind", [np.array, list, torch.tensor])
+def test_a_nested_history_is_read_row_by_row_as_mmengine_flattens_it(kind):
+    mm_logging = pytest.importorskip("mmengine.logging")
+    values, counts = [[4.0, 1.0, 2.0, 8.0]], [[1, 2, 1, 3]]
+    buffer = HistoryBuffer(kind(values), kind(counts), max_length=4)
+    theirs = mm_logging.HistoryBuffer(np.array(values), np.array(counts), max_length=4)
+    for each in (buffer, theirs):
+        each.update(5.0)  # MMEngine's buffer flattens its history here
+    assert [a.tolist() for a in buffer.data] == [a.tolist() for a in theirs.data]
+    assert buffer.data[0].tolist() == [1.0, 2.0, 8.0, 5.0]
+    assert buffer.mean() == pytest.approx(20.0 / 8) and buffer.min() == 1.0
 
 
 def test_a_one_element_numpy_array_is_taken_as_mmengine_takes_it():

@@ -154,6 +154,28 @@ def test_run_loggers_keep_their_own_files_and_the_current_one_shows_runnerx_reco
     assert " - runnerx.optim.test - INFO - alpha" in first_text
 
 
+def test_a_repeated_warning_shows_once_per_logger_as_mmengines_do(tmp_path, capsys):
+    logger = get_logger("runnerx_test_repeats", log_file=tmp_path / "r.log", rank=0)
+    assert logger.instance_name == "runnerx_test_repeats"  # MMEngine's attribute
+    for _ in range(2):
+        logger.warning("hello")
+        logger.warning("epoch %d", 1)
+        logger.info("info repeats")
+        logger.error("error repeats")
+    logger.warning("hello1")
+    logger.warning("epoch %d", 2)  # the message, not the format string, is compared
+    console, text = capsys.readouterr().out, (tmp_path / "r.log").read_text()
+    for shown in (console, text):
+        assert shown.count("WARNING - hello\n") == 1 and shown.count("WARNING - hello1\n") == 1
+        assert shown.count("epoch 1\n") == 1 and shown.count("epoch 2\n") == 1
+        assert shown.count("info repeats") == 2 and shown.count("error repeats") == 2
+    get_logger("runnerx_test_repeats_other", rank=0).warning("hello")  # another logger
+    run = get_run_logger(None, rank=0)  # another run's logger: its own
+    make_logger_current(run)
+    logging.getLogger("runnerx.optim.test_repeats").warning("hello")
+    assert capsys.readouterr().out.count("WARNING - hello\n") == 2
+
+
 def test_error_lines_name_where_they_were_logged_as_mmengines_do(tmp_path):
     from runnerx.logging import get_run_logger
 

@@ -183,10 +183,31 @@ def test_mmengines_constructor_arguments_start_a_hub_with_scalars_and_info():
     state = hub.state_dict()
     assert set(state["log_scalars"]) == {"train/loss"}
     assert state["runtime_info"] == {"epoch": 2}  # 'eta' was not to be resumed
-    with pytest.raises(TypeError, match=r"log_scalars\['a'\] must be a HistoryBuffer, got int"):
+    with pytest.raises(
+        TypeError, match=r"log_scalars\['a'\] must be a HistoryBuffer, got int"
+    ) as bad:
         MessageHub("bad_scalars", log_scalars={"a": 1})
-    with pytest.raises(ValueError, match="resumed_keys names 'iters'"):
+    assert isinstance(bad.value, AssertionError)  # what MMEngine raises
+    with pytest.raises(ValueError, match="resumed_keys names 'iters'") as bad:
         MessageHub("bad_keys", runtime_info={"iter": 1}, resumed_keys={"iters": False})
+    assert isinstance(bad.value, AssertionError)
+
+
+@pytest.mark.parametrize(
+    ("log_dict", "error", "message"),
+    [
+        ({"train/a": []}, TypeError, "'train/a'.*got list"),
+        ({"train/b": torch.ones(3)}, ValueError, "'train/b'.*one value"),
+        ({"train/c": {"count": 1}}, KeyError, "'train/c' is a dict without a 'value' entry"),
+        ([("train/d", 1.0)], TypeError, "log_dict must be a dict, got list"),
+    ],
+)
+def test_bad_scalars_are_also_mmengines_assertion_errors(log_dict, error, message):
+    hub = MessageHub("bad_update_scalars")
+    with pytest.raises(error, match=message) as bad:
+        hub.update_scalars(log_dict)
+    assert isinstance(bad.value, AssertionError)  # MMEngine asserts on each of them
+    assert hub.log_scalars == {}
 
 
 class _Uncopyable:

@@ -110,12 +110,15 @@ def test_visualizer_instances_names_and_backends_without_a_save_dir(tmp_path):
     )
     assert list(named.vis_backends) == ["a", "LocalVisBackend"]
     assert Visualizer.get_current_instance() is named
-    with pytest.raises(ValueError, match=r"vis_backends\[1\]: a backend named 'LocalVisBackend'"):
+    with pytest.raises(
+        ValueError, match=r"vis_backends\[1\]: a backend named 'LocalVisBackend'"
+    ) as twice:
         Visualizer(
             "vis_test_twice",
             vis_backends=[dict(type="LocalVisBackend"), dict(type="LocalVisBackend")],
             save_dir=tmp_path,
         )
+    assert isinstance(twice.value, RuntimeError)  # what MMEngine raises
 
 
 def test_tensorboard_events_read_back_with_tensorboard(tmp_path):
