@@ -19,6 +19,7 @@ import torch
 
 from runnerx.dist import all_gather_object
 from runnerx.fileio import atomic_write, wait_for_pending_writes
+from runnerx.fileio.atomic import queued_by
 from runnerx.logging.log_processor import losses_averaged_over_ranks
 from runnerx.parallel import (
     load_optimizer_state_dict,
@@ -140,12 +141,14 @@ def save_in_background(runner: Any, out_dir: str, filename: str, **kwargs: Any) 
     """``runner.save_checkpoint(out_dir, filename, **kwargs)`` for CheckpointHook, the file's
     fsync and rename left to the writer thread (what must follow it is queued with
     ``after_pending_writes``); a Runner subclass's own ``save_checkpoint`` with MMEngine's
-    arguments only is called without ``background``, and writes in the foreground."""
+    arguments only is called without ``background``, and writes in the foreground. What it
+    queues is ``runner``'s (see :func:`runnerx.fileio.atomic.queued_by`)."""
     save = runner.save_checkpoint
     parameters = inspect.signature(save).parameters.values()
     if any(p.name == "background" or p.kind is p.VAR_KEYWORD for p in parameters):
         kwargs["background"] = True
-    return save(out_dir, filename, **kwargs)
+    with queued_by(runner):
+        return save(out_dir, filename, **kwargs)
 
 
 def _dataset_meta(runner: Any) -> dict | None:
@@ -330,7 +333,9 @@ def load_or_resume(runner: Any, resume: bool | str, load_from: str | None) -> No
     with ``tools/train.py --resume last``; a file of either name wins); otherwise
     ``load_from`` loads weights only. (``tools/train.py --resume`` clears ``load_from``, as
     OpenMMLab's tools do.) A missing file's error starts with the key that named it."""
-    wait_for_pending_writes()  # a checkpoint this process is still finishing counts
+    # a checkpoint this process is still finishing counts; another Runner's failed write
+    # (a hook called by hand) is logged, not raised here
+    wait_for_pending_writes(owner=runner)
     must_find = resume == "last" and not os.path.exists(resume)
     if must_find or (resume == "auto" and not os.path.exists(resume)):
         resume = True

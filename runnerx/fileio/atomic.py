@@ -10,25 +10,39 @@ does not wait for the disk; what must happen after such a file is in place (poin
 Once a queued write or action fails, no action queued after it runs (a checkpoint that is not
 in place must not be named in ``last_checkpoint``, nor its older ones removed);
 :func:`failed_write` tells the next save about it, so that training stops there.
+
+Work queued within ``with queued_by(runner):`` (CheckpointHook's saves) is that Runner's: its
+failure stops only that Runner's actions and saves, and a wait made for another Runner
+(``wait_for_pending_writes(owner=other)``, as a Runner does before it loads a checkpoint)
+logs it as a WARNING instead of raising it. A failure of work queued outside such a block
+concerns every Runner, as does a wait for no particular one (``owner=None``).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import contextvars
+import logging
 import os
 import tempfile
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
+
+#: Who queued a piece of work: a weak reference to its Runner (or a callable holding one that
+#: takes no weak reference), None for work queued outside ``queued_by``
+Owner = Callable[[], Any] | None
 
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
-_pending: list[Future] = []
-# (the file, or None for an action, and its error): the first failure since the last wait
-_failure: tuple[str | None, BaseException] | None = None
+_pending: list[tuple[Future, Owner, str | None]] = []  # (the work, its owner, its file)
+# (owner, the file or None for an action, its error): the failures since the last wait
+_failures: list[tuple[Owner, str | None, BaseException]] = []
+_owner: contextvars.ContextVar[Owner] = contextvars.ContextVar("runnerx_writes_owner", default=None)
 
 
 @contextlib.contextmanager
@@ -130,42 +144,116 @@ def _raise_naming_the_file(error: BaseException, path: str | None, doing: str = 
     raise OSError(error.errno, strerror, path) from error
 
 
+@contextlib.contextmanager
+def queued_by(owner: object) -> Iterator[None]:
+    """The background writes and actions queued in the block are ``owner``'s (a Runner): their
+    failure stops ``owner``'s later actions and saves, not another Runner's.
+
+    .. code-block:: python
+
+        with queued_by(runner):
+            runner.save_checkpoint(out_dir, 'epoch_1.pth', background=True)
+            after_pending_writes(lambda: point_last_checkpoint(work_dir, path))
+    """
+    token = _owner.set(_reference(owner))
+    try:
+        yield
+    finally:
+        _owner.reset(token)
+
+
+def _reference(owner: object) -> Owner:
+    try:
+        return weakref.ref(owner)
+    except TypeError:  # an object that takes no weak reference is held
+        return _Held(owner)
+
+
+class _Held:
+    """A strong reference with a weak reference's calls: ``held()`` and ``==`` by referent."""
+
+    def __init__(self, owner: object) -> None:
+        self.owner = owner
+
+    def __call__(self) -> object:
+        return self.owner
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Held) and other.owner is self.owner
+
+    __hash__ = object.__hash__
+
+
+def _concerns(who: Owner, owner: Owner) -> bool:
+    """Whether a failure of work queued by ``who`` concerns ``owner``: its own failures, and
+    those of work queued outside ``queued_by`` (None), concern it."""
+    return who is None or who == owner
+
+
 def after_pending_writes(function: Callable[[], object], independent: bool = False) -> None:
     """Run ``function`` once the files queued for the background are in place (now, if none);
-    never, when one of them (or an action queued before) failed (see :func:`failed_write`).
-    ``independent=True``: a failure of ``function`` does not keep the later actions from
-    running (an upload of a complete file); :func:`wait_for_pending_writes` still raises it."""
+    never, when one of them (or an action queued before) of the same owner (see
+    :func:`queued_by`) failed (see :func:`failed_write`). ``independent=True``: a failure of
+    ``function`` does not keep the later actions from running (an upload of a complete file);
+    :func:`wait_for_pending_writes` still raises it."""
+    owner = _owner.get()
     with _lock:
-        busy = any(not future.done() for future in _pending)
-        failed = _failure is not None
+        busy = any(not future.done() for future, _, _ in _pending)
+        failed = any(_concerns(who, owner) for who, _, _ in _failures)
     if busy:
         _submit(function, independent=independent)
     elif not failed:
         function()
 
 
-def failed_write() -> tuple[str | None, BaseException] | None:
+def failed_write(owner: object = None) -> tuple[str | None, BaseException] | None:
     """The first background write that failed since the last :func:`wait_for_pending_writes`,
-    as ``(path, error)`` (``path`` None when an action queued behind a write failed), or None.
-    Nothing queued after it has run. Cheap: it waits for nothing."""
-    return _failure
+    as ``(path, error)`` (``path`` None when an action queued behind a write failed), or None;
+    with ``owner``, the first that concerns it (see :func:`queued_by`). Nothing of its owner
+    queued after it has run. Cheap: it waits for nothing."""
+    reference = None if owner is None else _reference(owner)
+    for who, path, error in list(_failures):
+        if owner is None or _concerns(who, reference):
+            return path, error
+    return None
 
 
-def wait_for_pending_writes(raise_errors: bool = True) -> None:
+def wait_for_pending_writes(raise_errors: bool = True, owner: object = None) -> None:
     """Block until every queued write and action is done; raise the first error among them
-    and forget it (``raise_errors=False``: only wait, leaving it to :func:`failed_write`)."""
-    global _failure
+    and forget them all (``raise_errors=False``: only wait, leaving them to
+    :func:`failed_write`). With ``owner`` (a Runner), raise only the errors that concern it
+    (see :func:`queued_by`) and log the others as WARNINGs, naming their files."""
     with _lock:
         pending = list(_pending)
-    errors = [future.exception() for future in pending]
+    errors = [(future.exception(), who, path) for future, who, path in pending]
     if not raise_errors:
         return
     with _lock:
-        _pending[:] = [future for future in _pending if future not in pending]
-        _failure = None
-    failures = [error for error in errors if error is not None]
-    if failures:
-        raise failures[0]
+        _pending[:] = [entry for entry in _pending if entry not in pending]
+        _failures.clear()
+    reference = None if owner is None else _reference(owner)
+    ours = []
+    for error, who, path in errors:
+        if error is None:
+            continue
+        if owner is None or _concerns(who, reference):
+            ours.append(error)
+        else:
+            _warn_of_anothers_failure(error, path)
+    if ours:
+        raise ours[0]
+
+
+def _warn_of_anothers_failure(error: BaseException, path: str | None) -> None:
+    from runnerx.logging import print_log
+
+    what = f"writing {path}" if path else "a step queued after writing a file"
+    print_log(
+        f"{what} failed for another Runner of this process (queued by it, so not raised "
+        f"here): {type(error).__name__}: {error}",
+        logger="current",
+        level=logging.WARNING,
+    )
 
 
 def _put_in_place(temporary: str, path: str) -> None:
@@ -207,26 +295,29 @@ def _submit(
 ) -> None:
     """Queue ``function`` on the writer thread: the write of ``path``, or (None) an action."""
     global _executor
+    owner = _owner.get()
     with _lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runnerx-writer")
             atexit.register(_finish_at_exit)
-        _pending[:] = [future for future in _pending if not future.done() or future.exception()]
-        _pending.append(_executor.submit(_run_in_order, function, path, independent))
+        _pending[:] = [entry for entry in _pending if not entry[0].done() or entry[0].exception()]
+        future = _executor.submit(_run_in_order, function, path, independent, owner)
+        _pending.append((future, owner, path))
 
 
-def _run_in_order(function: Callable[[], object], path: str | None, independent: bool) -> None:
+def _run_in_order(
+    function: Callable[[], object], path: str | None, independent: bool, owner: Owner
+) -> None:
     # A write still runs after a failure (it leaves the complete file or none); an action,
-    # which relies on what was queued before it, does not.
-    global _failure
-    if path is None and _failure is not None:
+    # which relies on what its owner queued before it, does not.
+    if path is None and any(_concerns(who, owner) for who, _, _ in list(_failures)):
         return
     try:
         function()
     except BaseException as error:
         with _lock:
-            if _failure is None and not independent:
-                _failure = (path, error)
+            if not independent:
+                _failures.append((owner, path, error))
         _raise_naming_the_file(error, path)
 
 

@@ -36,7 +36,9 @@ from runnerx.checkpoint.runner_state import find_latest_checkpoint, save_in_back
 from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
 from runnerx.fileio import after_pending_writes, failed_write
+from runnerx.fileio.atomic import queued_by
 from runnerx.hooks.metric_rule import RULES, MissingMetricError, check_rule, missing_metric
+from runnerx.utils.errors import ValueAssertionError
 
 #: The MessageHub info that lists the kept best checkpoints (with ``_<metric>`` for several).
 KEPT_KEY = "best_ckpts"
@@ -180,23 +182,29 @@ class BestCheckpoints:
             if dropped is None:
                 continue
             entered = True
-            save_in_background(
-                runner,
-                self.out_dir,
-                filename,
-                save_optimizer=False,
-                save_param_scheduler=False,
-                meta=dict(epoch=runner.epoch, iter=runner.iter),
-            )
-            best = self._kept[self.record_key(KEPT_KEY, metric)][0][1] == path
-            which = (
-                "The best checkpoint" if best else f"A checkpoint among the {self.max_keep} best"
-            )
-            runner.logger.info(f"{which} with {score:.4f} {metric} at {at} is saved to {filename}.")
-            if is_main_process():
-                upload_when_complete(self.copies, path, runner.logger)
-            # queued behind the new file's background write: the old ones go once it is whole
-            after_pending_writes(lambda dropped=dropped: self._remove(runner, dropped))
+            with queued_by(runner):  # a failure is this run's, not another Runner's
+                save_in_background(
+                    runner,
+                    self.out_dir,
+                    filename,
+                    save_optimizer=False,
+                    save_param_scheduler=False,
+                    meta=dict(epoch=runner.epoch, iter=runner.iter),
+                )
+                best = self._kept[self.record_key(KEPT_KEY, metric)][0][1] == path
+                which = (
+                    "The best checkpoint"
+                    if best
+                    else f"A checkpoint among the {self.max_keep} best"
+                )
+                runner.logger.info(
+                    f"{which} with {score:.4f} {metric} at {at} is saved to {filename}."
+                )
+                if is_main_process():
+                    upload_when_complete(self.copies, path, runner.logger)
+                # queued behind the new file's background write: the old ones go once it is
+                # whole
+                after_pending_writes(lambda dropped=dropped: self._remove(runner, dropped))
         return entered
 
     def best_paths(self) -> list[str]:
@@ -266,10 +274,12 @@ def best_rules(
     """The rule of each ``save_best`` metric: ``rule`` (one, or one per metric), else
     ``infer(metric)``; None for 'auto' until the first metrics come."""
     if "auto" in save_best and len(save_best) > 1:
-        raise ValueError("CheckpointHook: save_best='auto' cannot be combined with other keys")
+        raise ValueAssertionError(
+            "CheckpointHook: save_best='auto' cannot be combined with other keys"
+        )
     rules = rule if isinstance(rule, (list, tuple)) else [rule]
     if len(rules) not in (1, len(save_best)):
-        raise ValueError(
+        raise ValueAssertionError(
             f"CheckpointHook: rule must be one rule or one per save_best key "
             f"({len(save_best)}), got {len(rules)}"
         )
@@ -339,7 +349,7 @@ def raise_if_a_save_failed(runner: Any) -> None:
     """At a save point: stop the run when an earlier checkpoint's background write (or what was
     queued behind it) failed; what was queued after it, pointing ``last_checkpoint`` at it and
     removing older checkpoints, did not run."""
-    failure = failed_write()
+    failure = failed_write(runner)
     if failure is None:
         return
     path, error = failure

@@ -18,6 +18,7 @@ from runnerx.checkpoint.runner_state import (
 from runnerx.checkpoint.store_copies import CheckpointCopies
 from runnerx.dist import is_main_process
 from runnerx.fileio import LocalBackend, after_pending_writes, wait_for_pending_writes
+from runnerx.fileio.atomic import queued_by
 from runnerx.fileio.paths import backend_args_of
 from runnerx.fileio.store_copies import out_dir_backend, require, store_path
 from runnerx.hooks.best_checkpoints import (
@@ -42,6 +43,7 @@ from runnerx.hooks.metric_rule import (
 from runnerx.logging import print_log
 from runnerx.registry import HOOKS
 from runnerx.suggest import refuse_unknown_keywords
+from runnerx.utils.errors import TypeAssertionError, ValueAssertionError
 
 #: MessageHub info: the file name of the checkpoint a stop (PreemptionHook) saved outside the
 #: interval; with max_keep_ckpts > 0, the next periodic checkpoint replaces it
@@ -179,10 +181,10 @@ class CheckpointHook(TrainingValidationsHook):
         self.greater_keys = (
             self._default_greater_keys
             if greater_keys is None
-            else _names(greater_keys, "greater_keys")
+            else _keys(greater_keys, "greater_keys")
         )
         self.less_keys = (
-            self._default_less_keys if less_keys is None else _names(less_keys, "less_keys")
+            self._default_less_keys if less_keys is None else _keys(less_keys, "less_keys")
         )
         self.save_best = _names(save_best, "save_best")
         self.published_keys = _names(published_keys, "published_keys")
@@ -194,6 +196,12 @@ class CheckpointHook(TrainingValidationsHook):
         self._copies: CheckpointCopies | None = None
         self._kept = KeptCheckpoints(max_keep_ckpts)
         self._saved: tuple[int, int] | None = None  # (step, iterations) of the last save
+
+    @property
+    def file_backend(self) -> Any:
+        """The storage backend of ``out_dir`` (MMEngine's attribute; a ``LocalBackend`` for the
+        work dir): where checkpoints are written, or copied to for a remote ``out_dir``."""
+        return self._backend
 
     def _infer(self, key: str) -> str:
         return infer_rule(key, self.greater_keys, self.less_keys, where="CheckpointHook")
@@ -336,10 +344,11 @@ class CheckpointHook(TrainingValidationsHook):
         if self.max_keep_ckpts > 0 and runner.iter >= runner.max_iters:
             released = self._take_stop_checkpoint(runner.message_hub)
             if released:
-                after_pending_writes(lambda: self._remove(runner, released))
+                with queued_by(runner):
+                    after_pending_writes(lambda: self._remove(runner, released))
         if not self.published_keys or not is_main_process():
             return
-        wait_for_pending_writes()  # the checkpoints to publish must be in place
+        wait_for_pending_writes(owner=runner)  # the checkpoints to publish must be in place
         paths = [self.last_ckpt] if self.save_last else []
         paths += self._best.best_paths()
         for path in dict.fromkeys(path for path in paths if path):
@@ -371,21 +380,23 @@ class CheckpointHook(TrainingValidationsHook):
         path = os.path.join(self._out_dir, filename)
         self.last_ckpt = path
         runner.message_hub.update_info("last_ckpt", path)
-        save_in_background(
-            runner,
-            self._out_dir,
-            filename,
-            save_optimizer=self.save_optimizer,
-            save_param_scheduler=self.save_param_scheduler,
-            meta=meta,
-        )
-        # Queued behind the checkpoint's own background write: last_checkpoint names it only
-        # once it is complete, and older ones go only after that (neither, if it failed).
-        if is_main_process():
-            after_pending_writes(lambda: point_last_checkpoint(str(runner.work_dir), path))
-            upload_when_complete(self._copies, path, runner.logger)
-        if dropped:
-            after_pending_writes(lambda: self._remove(runner, dropped))
+        with queued_by(runner):  # a failure is this run's, not another Runner's
+            save_in_background(
+                runner,
+                self._out_dir,
+                filename,
+                save_optimizer=self.save_optimizer,
+                save_param_scheduler=self.save_param_scheduler,
+                meta=meta,
+            )
+            # Queued behind the checkpoint's own background write: last_checkpoint names it
+            # only once it is complete, and older ones go only after that (neither, if it
+            # failed).
+            if is_main_process():
+                after_pending_writes(lambda: point_last_checkpoint(str(runner.work_dir), path))
+                upload_when_complete(self._copies, path, runner.logger)
+            if dropped:
+                after_pending_writes(lambda: self._remove(runner, dropped))
 
     def _iter_file(self, iterations: int) -> str:
         """The file name of a checkpoint saved after ``iterations``, not at an epoch's end."""
@@ -427,14 +438,22 @@ class CheckpointHook(TrainingValidationsHook):
 
 
 def _names(value: str | Sequence[str] | None, key: str) -> list[str]:
-    """``value`` as a list of distinct names ([] for None)."""
+    """``value`` as a list of distinct names ([] for None); errors are also AssertionErrors,
+    as MMEngine's checks are asserts."""
     if value is None:
         return []
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-        raise TypeError(
+        raise TypeAssertionError(
             f"CheckpointHook: {key} must be a str, a list of str or None, got {value!r}"
         )
     if len(set(names)) != len(names):
-        raise ValueError(f"CheckpointHook: {key} has duplicates: {value!r}")
+        raise ValueAssertionError(f"CheckpointHook: {key} has duplicates: {value!r}")
     return list(names)
+
+
+def _keys(value: str | Sequence[str], key: str) -> Sequence[str]:
+    """``greater_keys`` / ``less_keys`` checked and kept as MMEngine keeps them: a list or
+    tuple as given, a str as a 1-tuple."""
+    _names(value, key)
+    return (value,) if isinstance(value, str) else value

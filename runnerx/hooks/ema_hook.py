@@ -14,6 +14,7 @@ from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS, MODELS
 from runnerx.registry.build import did_you_mean_argument, lookup_type
 from runnerx.registry.errors import NotRegisteredError
+from runnerx.utils.errors import ValueAssertionError, ValueTypeError
 
 
 @HOOKS.register_module()
@@ -49,9 +50,11 @@ class EMAHook(Hook):
     ) -> None:
         for name, value in (("begin_iter", begin_iter), ("begin_epoch", begin_epoch)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"EMAHook: {name} must be an int >= 0, got {value!r}")
+                # MMEngine asserts on a negative value; comparing a str fails with TypeError
+                error = ValueAssertionError if type(value) is int else ValueTypeError
+                raise error(f"EMAHook: {name} must be an int >= 0, got {value!r}")
         if begin_iter and begin_epoch:
-            raise ValueError("EMAHook: set begin_iter or begin_epoch, not both")
+            raise ValueAssertionError("EMAHook: set begin_iter or begin_epoch, not both")
         self.ema_cfg = dict(type=ema_type, **kwargs)
         _check_average_arguments(ema_type, kwargs)
         self.strict_load = strict_load
@@ -82,12 +85,12 @@ class EMAHook(Hook):
     def before_train(self, runner: Any) -> None:
         """Check that the average starts within the run."""
         if self.enabled_by_epoch and self.begin_epoch > runner.max_epochs:
-            raise ValueError(
+            raise ValueAssertionError(
                 f"EMAHook: begin_epoch={self.begin_epoch} is after the last epoch "
                 f"(max_epochs={runner.max_epochs})"
             )
         if not self.enabled_by_epoch and self.begin_iter > runner.max_iters:
-            raise ValueError(
+            raise ValueAssertionError(
                 f"EMAHook: begin_iter={self.begin_iter} is after the last iteration "
                 f"(max_iters={runner.max_iters})"
             )

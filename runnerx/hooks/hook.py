@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
+from runnerx.utils.errors import ValueKeyError, ValueTypeError
+
 __all__ = ["DATA_BATCH", "HOOK_POINTS", "PRIORITIES", "Hook", "Priority", "get_priority"]
 
 #: The type of a hook's ``data_batch`` argument (MMEngine's alias, for annotations).
@@ -83,7 +85,9 @@ def get_priority(priority: int | str) -> int:
         return int(priority)
     if isinstance(priority, str) and priority.upper() in PRIORITIES:
         return PRIORITIES[priority.upper()]
-    raise ValueError(
+    # MMEngine raises KeyError for an unknown name, TypeError for anything else
+    error = ValueKeyError if isinstance(priority, str) else ValueTypeError
+    raise error(
         f"unknown hook priority {priority!r}; use a number from 0 to 100 or one of "
         + ", ".join(PRIORITIES)
     )

@@ -16,6 +16,7 @@ from runnerx.hooks.checkpoint_hook import FINITE_CANDIDATE, LAST_FINITE_CKPT
 from runnerx.hooks.hook import Hook
 from runnerx.logging.log_processor import trains_by_iteration
 from runnerx.registry import HOOKS
+from runnerx.utils.errors import ValueTypeError
 
 
 @HOOKS.register_module()
@@ -58,7 +59,12 @@ class LoggerHook(Hook):
     ) -> None:
         for name, value in (("interval", interval), ("interval_exp_name", interval_exp_name)):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"LoggerHook: {name} must be a positive int, got {value!r}")
+                # a value of another type is also MMEngine's TypeError
+                error = ValueError if type(value) is int else ValueTypeError
+                raise error(f"LoggerHook: {name} must be a positive int, got {value!r}")
+        for name, value in (("ignore_last", ignore_last), ("keep_local", keep_local)):
+            if not isinstance(value, bool):
+                raise TypeError(f"LoggerHook: {name} must be True or False, got {value!r}")
         if out_dir is not None and not isinstance(out_dir, (str, Path)):
             raise TypeError(f"LoggerHook: out_dir must be a path or None, got {out_dir!r}")
         if isinstance(out_suffix, str):

@@ -15,6 +15,7 @@ from typing import Any
 
 from runnerx.hooks.hook import Hook
 from runnerx.suggest import SENTENCE, did_you_mean
+from runnerx.utils.errors import ValueAssertionError, ValueKeyError
 
 #: Metric names (or parts of names) for which larger is better, as MMEngine's.
 DEFAULT_GREATER_KEYS = (
@@ -37,9 +38,11 @@ RULES: dict[str, Callable[[Any, Any], bool]] = {"greater": operator.gt, "less": 
 
 
 def check_rule(rule: str | None, where: str) -> str | None:
-    """``rule`` when it is None, 'greater' or 'less'; otherwise a ValueError naming ``where``."""
+    """``rule`` when it is None, 'greater' or 'less'; otherwise a ValueError naming ``where``
+    (also MMEngine's types: a KeyError for another name, an AssertionError for a non-str)."""
     if rule is not None and rule not in RULES:
-        raise ValueError(f"{where}: rule must be 'greater', 'less' or None, got {rule!r}")
+        error = ValueKeyError if isinstance(rule, str) else ValueAssertionError
+        raise error(f"{where}: rule must be 'greater', 'less' or None, got {rule!r}")
     return rule
 
 

@@ -11,6 +11,7 @@ from torch import Tensor
 from runnerx.hooks.hook import Hook
 from runnerx.logging.message_hub import ScalarRecorder
 from runnerx.registry import HOOKS
+from runnerx.utils.errors import TypeAssertionError
 from runnerx.version import __version__
 
 
@@ -27,6 +28,13 @@ class RuntimeInfoHook(Hook):
     and the metrics as 'val/<name>' and 'test/<name>'. Loss tensors are stored as they are; the
     MessageHub converts them only when a line is logged, so no iteration waits for the device.
     Per iteration, each value costs a list append (:class:`~runnerx.logging.ScalarRecorder`).
+
+    The learning rates are read from the param groups, as the stock ``get_lr()`` gives them;
+    an optim wrapper whose class overrides ``get_lr`` (or an OptimWrapperDict holding one) has
+    its ``get_lr()`` called every iteration instead, as MMEngine does: each ``name: [lr, ...]``
+    it returns is logged as 'train/<name>'. Which of the two is settled once per run.
+    ``last_loop_stage`` (MMEngine's) is the stage a running validation interrupted ('train'),
+    else None.
     """
 
     priority = "VERY_HIGH"
@@ -38,13 +46,15 @@ class RuntimeInfoHook(Hook):
         # wrapper once: 'train/base_lr' (several param groups) and 'train/lr' of each optimizer
         self._lr_records: list[tuple[str, Any, Callable]] | None = None
         self._output_records: dict[str, tuple[str, Callable]] = {}  # 'loss' -> key, appender
-        self._stage_before_val: Any = None  # 'train' during a validation within training
+        self._get_lr: Callable[[], Any] | None = None  # an optim wrapper's own get_lr
+        self.last_loop_stage: str | None = None  # 'train' during a validation within training
 
     def _bind(self, hub: Any) -> None:
         """Record into ``hub`` from now on (a new run, or hook points called directly)."""
         self._hub = hub
         self._recorder = ScalarRecorder(hub)
         self._lr_records = None
+        self._get_lr = None
         self._output_records = {}
 
     def before_run(self, runner: Any) -> None:
@@ -76,16 +86,16 @@ class RuntimeInfoHook(Hook):
 
     def before_val(self, runner: Any) -> None:
         """'loop_stage' is 'val' (the stage it replaces comes back after)."""
-        self._stage_before_val = runner.message_hub.get_info("loop_stage")
+        self.last_loop_stage = runner.message_hub.get_info("loop_stage")
         runner.message_hub.update_info("loop_stage", "val")
 
     def after_val(self, runner: Any) -> None:
         """'loop_stage' is 'train' again in a validation during training, else gone."""
-        if self._stage_before_val == "train":
+        if self.last_loop_stage == "train":
             runner.message_hub.update_info("loop_stage", "train")
         else:
             runner.message_hub.pop_info("loop_stage")
-        self._stage_before_val = None
+        self.last_loop_stage = None
 
     def before_test(self, runner: Any) -> None:
         """'loop_stage' is 'test'."""
@@ -108,16 +118,25 @@ class RuntimeInfoHook(Hook):
         hub.update_info("iter", runner.iter)
         records = self._lr_records
         if records is None:
-            append = self._recorder.appender  # type: ignore[union-attr]
-            records = self._lr_records = [
-                (key, groups, append(key)) for key, groups in _lr_sources(runner)
-            ]
+            records = self._lr_records = self._read_lr_sources(runner.optim_wrapper)
+        if self._get_lr is not None:
+            _record_lrs(hub, self._get_lr())
+            return
         for key, param_groups, append in records:
             lr = param_groups[0]["lr"]
             if type(lr) is float:
                 append(lr)
             else:  # an int, or a tensor (capturable optimizers): checked and converted
                 hub.update_scalar(key, lr)
+
+    def _read_lr_sources(self, optim_wrapper: Any) -> list[tuple[str, Any, Callable]]:
+        """Once per run: the records of the learning rates read from the param groups, or
+        none, with ``self._get_lr`` set, when ``optim_wrapper`` has a ``get_lr`` of its own."""
+        if _overrides_get_lr(optim_wrapper):
+            self._get_lr = optim_wrapper.get_lr
+            return []
+        append = self._recorder.appender  # type: ignore[union-attr]
+        return [(key, groups, append(key)) for key, groups in _lr_sources(optim_wrapper)]
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: dict | None = None
@@ -148,12 +167,38 @@ class RuntimeInfoHook(Hook):
         _record_metrics(runner.message_hub, "test", metrics)
 
 
-def _lr_sources(runner: Any) -> list[tuple[str, Any]]:
+def _overrides_get_lr(optim_wrapper: Any) -> bool:
+    """Whether ``optim_wrapper`` (or a wrapper in an OptimWrapperDict) has a ``get_lr`` other
+    than runnerx's, whose values the param groups give directly."""
+    from runnerx.optim import OptimWrapper, OptimWrapperDict
+
+    wrappers = [optim_wrapper]
+    if isinstance(optim_wrapper, OptimWrapperDict):
+        wrappers += [wrapper for _, wrapper in optim_wrapper.items()]
+    stock = (None, OptimWrapper.get_lr, OptimWrapperDict.get_lr)  # None: no get_lr at all
+    methods = [getattr(wrapper, "get_lr", None) for wrapper in wrappers]
+    return any(getattr(method, "__func__", method) not in stock for method in methods)
+
+
+def _record_lrs(hub: Any, lrs: Any) -> None:
+    """Log the first value of each ``name: [lr, ...]`` (or ``name: lr``) of an optim wrapper's
+    own ``get_lr()`` as 'train/<name>'."""
+    if not isinstance(lrs, dict):
+        raise TypeAssertionError(
+            "runner.optim_wrapper.get_lr() should return a dict of learning rates, "
+            f"{{name: [lr of each param group]}}, got {type(lrs).__name__}: {lrs!r}"
+        )
+    for name, values in lrs.items():
+        hub.update_scalar(
+            f"train/{name}", values[0] if isinstance(values, (list, tuple)) else values
+        )
+
+
+def _lr_sources(optim_wrapper: Any) -> list[tuple[str, Any]]:
     """Where the learning rates are read from (``groups[0]['lr']``), once, under the keys
     ``get_lr()`` names: 'train/lr' for one optimizer, 'train/<name>.lr' for each of an
     OptimWrapperDict, each after its 'base_lr' when it has several param groups (so the hub
     lists and logs base_lr first, as MMEngine does)."""
-    optim_wrapper = runner.optim_wrapper
     if hasattr(optim_wrapper, "items"):
         named = [(f"train/{name}.", wrapper) for name, wrapper in optim_wrapper.items()]
     else:

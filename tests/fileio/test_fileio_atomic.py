@@ -1,10 +1,12 @@
-"""Failed writes of ``atomic_write``: in the background (once a write fails, nothing queued
-after it runs, the failure is there to ask for at once, and waiting raises it, then forgets
-it) and in the foreground (the error names the file, or is the Ctrl-C that stopped it)."""
+"""Failed writes of ``atomic_write``: in the background (once a write fails, nothing its
+Runner queued after it runs, the failure is there to ask for at once, and waiting raises it,
+then forgets it; another Runner's wait only logs it) and in the foreground (the error names
+the file, or is the Ctrl-C that stopped it)."""
 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import tempfile
 import threading
@@ -14,6 +16,7 @@ import pytest
 import torch
 
 from runnerx.fileio import after_pending_writes, atomic_write, failed_write, wait_for_pending_writes
+from runnerx.fileio.atomic import queued_by
 
 
 class HeldDisk:
@@ -89,6 +92,51 @@ def test_a_failed_independent_action_lets_the_later_ones_run(tmp_path, disk):
     assert done == ["remove older"]
     with pytest.raises(ConnectionError):  # still raised when the run waits at its end
         wait_for_pending_writes()
+
+
+class Run:
+    """A stand-in for a Runner: what ``queued_by`` marks queued work with."""
+
+
+@pytest.fixture
+def current_log(monkeypatch, logged_warnings):
+    """The WARNINGs of the current logger (print_log's 'current')."""
+    monkeypatch.setattr("runnerx.logging.logger._current_logger", logging.getLogger("atomic_test"))
+    return logged_warnings("atomic_test")
+
+
+def test_a_failed_write_concerns_the_runner_that_queued_it_only(tmp_path, disk, current_log):
+    first, second, done = Run(), Run(), []
+    with queued_by(first):
+        write(tmp_path / "b.pth", "b")  # the disk is full
+        after_pending_writes(lambda: done.append("first's"))
+    with queued_by(second):  # queued behind it, but not held back by another's failure
+        after_pending_writes(lambda: done.append("second's"))
+    disk.release()
+    assert done == ["second's"]
+    assert failed_write(second) is None
+    assert failed_write(first)[0] == failed_write()[0] == str(tmp_path / "b.pth")
+    with queued_by(first):  # the first's actions stay held back
+        after_pending_writes(lambda: done.append("first's later"))
+    wait_for_pending_writes(owner=second)  # waits, and only logs the other's failure
+    assert len(current_log) == 1 and "another Runner" in current_log[0]
+    assert f"[Errno 28] No space left on device: '{tmp_path / 'b.pth'}'" in current_log[0]
+    assert failed_write() is None  # reported, so forgotten
+    assert done == ["second's"]
+
+
+def test_a_failure_is_raised_to_its_runner_and_unmarked_work_concerns_all(tmp_path, disk):
+    first, second = Run(), Run()
+    with queued_by(first):
+        write(tmp_path / "b.pth", "b")
+    disk.release()
+    with pytest.raises(OSError, match="b.pth"):
+        wait_for_pending_writes(owner=first)
+    write(tmp_path / "b.pth", "b")  # queued by no Runner: every Runner's concern
+    disk.release()
+    assert failed_write(second)[0] == str(tmp_path / "b.pth")
+    with pytest.raises(OSError, match="b.pth"):
+        wait_for_pending_writes(owner=second)
 
 
 def test_a_failed_write_in_the_foreground_names_its_file(tmp_path, disk, monkeypatch):

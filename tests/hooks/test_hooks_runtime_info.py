@@ -7,32 +7,8 @@ import pytest
 import torch
 
 from runnerx.hooks import Hook, RuntimeInfoHook
+from runnerx.optim import OptimWrapper, OptimWrapperDict
 from runnerx.version import __version__
-
-
-class OptimWrapperStub:
-    """get_lr as the OptimWrapper contract has it, over a real optimizer."""
-
-    def __init__(self, optimizer):
-        self.optimizer = optimizer
-
-    @property
-    def param_groups(self):
-        return self.optimizer.param_groups
-
-    def get_lr(self):
-        return {"lr": [group["lr"] for group in self.optimizer.param_groups]}
-
-
-class OptimWrapperDictStub:
-    def __init__(self, **wrappers):
-        self.wrappers = wrappers
-
-    def items(self):
-        return self.wrappers.items()
-
-    def get_lr(self):
-        return {f"{name}.lr": wrapper.get_lr()["lr"] for name, wrapper in self.wrappers.items()}
 
 
 def sgd(*lrs):
@@ -66,14 +42,14 @@ def test_epoch_and_iter_info_follow_the_loop(runner, train):
             info = runner.message_hub.runtime_info
             seen.append((info["epoch"], info["iter"]))
 
-    runner.optim_wrapper = OptimWrapperStub(sgd(0.1))
+    runner.optim_wrapper = OptimWrapper(sgd(0.1))
     hook = RuntimeInfoHook()
     train(runner, [hook, Probe()], epochs=2)
     assert seen == [(epoch, epoch * 4 + i) for epoch in range(2) for i in range(4)]
 
 
 def test_learning_rate_of_the_first_param_group_is_logged_as_train_lr(runner):
-    runner.optim_wrapper = OptimWrapperStub(sgd(0.1, 0.01))
+    runner.optim_wrapper = OptimWrapper(sgd(0.1, 0.01))
     hook = RuntimeInfoHook()
     hook.before_train_iter(runner, 0)
     runner.optim_wrapper.optimizer.param_groups[0]["lr"] = 0.05
@@ -82,8 +58,8 @@ def test_learning_rate_of_the_first_param_group_is_logged_as_train_lr(runner):
 
 
 def test_each_optimizer_of_an_optim_wrapper_dict_has_its_own_lr_key(runner):
-    runner.optim_wrapper = OptimWrapperDictStub(
-        generator=OptimWrapperStub(sgd(0.2)), discriminator=OptimWrapperStub(sgd(0.4, 0.3))
+    runner.optim_wrapper = OptimWrapperDict(
+        generator=OptimWrapper(sgd(0.2)), discriminator=OptimWrapper(sgd(0.4, 0.3))
     )
     RuntimeInfoHook().before_train_iter(runner, 0)
     scalars = runner.message_hub.scalars
@@ -121,7 +97,7 @@ def test_with_a_message_hub_values_are_appended_unconverted_and_odd_ones_checked
     from runnerx.logging import MessageHub
 
     hub = runner.message_hub = MessageHub("runtime_info_real_hub")
-    runner.optim_wrapper = OptimWrapperStub(sgd(0.1))
+    runner.optim_wrapper = OptimWrapper(sgd(0.1))
     hook = RuntimeInfoHook()
     loss = torch.tensor(0.5)
     hook.before_train_iter(runner, 0)
@@ -143,3 +119,56 @@ def test_with_a_message_hub_values_are_appended_unconverted_and_odd_ones_checked
     hook.after_train_iter(runner, 0, outputs={"loss": loss})
     assert other.get_scalar("train/loss").current() == 0.5
     assert hub.get_scalar("train/loss").count == 2  # the first hub got nothing more
+
+
+class HalvedLr(OptimWrapper):
+    """An optim wrapper with a get_lr of its own (what it returns is what gets logged)."""
+
+    def get_lr(self):
+        return {"lr": [group["lr"] / 2 for group in self.param_groups], "warmup": [0.25]}
+
+
+def test_an_optim_wrapper_overriding_get_lr_is_logged_as_it_returns_as_mmengine(runner):
+    hook = RuntimeInfoHook()
+    runner.optim_wrapper = OptimWrapper(sgd(0.1))
+    hook.before_train_iter(runner, 0)
+    runner.optim_wrapper = HalvedLr(sgd(0.1))
+    hook.before_train(runner)  # a new run reads the optim wrapper again
+    hook.before_train_iter(runner, 0)
+    runner.optim_wrapper.optimizer.param_groups[0]["lr"] = 0.5
+    hook.before_train_iter(runner, 1)
+    scalars = runner.message_hub.scalars
+    assert scalars["train/lr"] == [0.1, 0.05, 0.25]  # get_lr()'s values, not the groups'
+    assert scalars["train/warmup"] == [0.25, 0.25]
+
+    runner.optim_wrapper = OptimWrapperDict(g=HalvedLr(sgd(0.2)), d=OptimWrapper(sgd(0.4)))
+    hook.before_train(runner)
+    hook.before_train_iter(runner, 0)
+    assert scalars["train/g.lr"] == [0.1] and scalars["train/g.warmup"] == [0.25]
+    assert scalars["train/d.lr"] == [0.4]
+
+
+def test_a_get_lr_that_returns_no_dict_is_an_assertion_error_as_in_mmengine(runner):
+    class Broken(OptimWrapper):
+        def get_lr(self):
+            return "error type"
+
+    runner.optim_wrapper = Broken(sgd(0.1))
+    with pytest.raises(AssertionError, match=r"runner.optim_wrapper.get_lr\(\)") as raised:
+        RuntimeInfoHook().before_train_iter(runner, 0)
+    assert isinstance(raised.value, TypeError)
+
+
+def test_last_loop_stage_is_the_stage_a_validation_interrupts(runner):
+    hook = RuntimeInfoHook()
+    hook.before_val(runner)  # a validation on its own
+    assert hook.last_loop_stage is None
+    hook.after_val(runner)
+    assert runner.message_hub.get_info("loop_stage") is None
+    hook.before_train(runner)
+    hook.before_val(runner)
+    assert hook.last_loop_stage == "train"
+    assert runner.message_hub.get_info("loop_stage") == "val"
+    hook.after_val(runner)
+    assert hook.last_loop_stage is None
+    assert runner.message_hub.get_info("loop_stage") == "train"
