@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 from runnerx.dist import master_only
 from runnerx.fileio.atomic import atomic_write
@@ -29,8 +29,8 @@ def _config_text(config: Any) -> str:
 class BaseVisBackend:
     """A place scalars and the config go to; subclasses override what they support."""
 
-    #: the error the run ended with, once :meth:`mark_failed` was told (``close`` forgets it)
-    _failure: BaseException | None = None
+    #: how the run failed, once :meth:`mark_failed` was told (``close`` forgets it)
+    _failure: RunFailure | None = None
 
     def __init__(self, save_dir: str | os.PathLike | None = None) -> None:
         self._save_dir = None if save_dir is None else os.fspath(save_dir)
@@ -67,17 +67,31 @@ class BaseVisBackend:
         """Note that the run ended with ``error``; :meth:`close` then records the failure
         where the tracker has a run status (the Runner calls this before ``close`` when an
         exception leaves ``train``/``val``/``test``). A ``SystemExit`` with code 0 is no
-        failure."""
-        self._failure = error
+        failure. Only the exit code and the error's text are kept: the error's traceback
+        would keep the failed run's objects (its dataloader workers, say) alive."""
+        code = exit_code(error)
+        self._failure = RunFailure(code, f"{type(error).__name__}: {error}") if code else None
 
     def close(self) -> None:
         """Flush and release what the backend holds open."""
 
-    def _take_failure(self) -> BaseException | None:
-        """For ``close``: the error the run failed with (None: it did not), forgotten, so
-        that a run started by a later write begins without it."""
+    def _take_failure(self) -> RunFailure | None:
+        """For ``close``: how the run failed (None: it did not), forgotten, so that a run
+        started by a later write begins without it."""
         failure, self._failure = self._failure, None
-        return failure if exit_code(failure) else None
+        return failure
+
+
+class RunFailure(NamedTuple):
+    """How a run failed, as a tracker records it: ``tools/train.py``'s exit code (130 after
+    Ctrl-C) and ``'ValueError: <message>'``."""
+
+    exit_code: int
+    reason: str
+
+
+#: the exit status after Ctrl-C (a KeyboardInterrupt), as ``tools/train.py`` exits
+INTERRUPTED = 130
 
 
 def exit_code(error: BaseException | None) -> int:
@@ -86,7 +100,7 @@ def exit_code(error: BaseException | None) -> int:
     if error is None:
         return 0
     if isinstance(error, KeyboardInterrupt):
-        return 130
+        return INTERRUPTED
     if isinstance(error, SystemExit) and (error.code is None or isinstance(error.code, int)):
         return error.code or 0
     return 1

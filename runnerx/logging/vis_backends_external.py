@@ -24,7 +24,7 @@ from typing import Any
 from runnerx.dist import master_only
 from runnerx.registry import VISBACKENDS
 
-from .vis_backends import BaseVisBackend, _config_text, _scalar_value, exit_code
+from .vis_backends import INTERRUPTED, BaseVisBackend, _config_text, _scalar_value
 
 
 def _import_tracker(backend: str, module: str, install: str, extra: str) -> ModuleType:
@@ -175,7 +175,7 @@ class WandbVisBackend(BaseVisBackend):
         the run's exit code (130 after Ctrl-C, else 1), which marks it failed in W&B."""
         failure = self._take_failure()
         if self._run is not None:
-            self._run.finish(exit_code=exit_code(failure))
+            self._run.finish(exit_code=0 if failure is None else failure.exit_code)
             self._run = None
 
 
@@ -320,7 +320,7 @@ class MLflowVisBackend(BaseVisBackend):
             self._mlflow.log_artifact(path, folder or None)
         if self._owns_run:
             status = "FINISHED" if failure is None else "FAILED"
-            if isinstance(failure, KeyboardInterrupt):
+            if failure is not None and failure.exit_code == INTERRUPTED:
                 status = "KILLED"
             self._mlflow.end_run(status)
         self._mlflow = None

@@ -126,7 +126,7 @@ class ClearMLVisBackend(ScalarWiseVisBackend):
                 if name.endswith(self._artifact_suffix) and os.path.isfile(path):
                     self._task.upload_artifact(name, path, wait_on_upload=True)
         if failure is not None:
-            self._task.mark_failed(status_reason=f"{type(failure).__name__}: {failure}")
+            self._task.mark_failed(status_reason=failure.reason)
         self._task.close()
         self._task = None
 

@@ -1,11 +1,13 @@
 """Visualizer and its backends: JSON lines on disk, TensorBoard events read back."""
 
 import errno
+import gc
 import inspect
 import json
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -230,6 +232,13 @@ def test_a_failed_run_tells_the_backends_before_it_closes_them(failing_run, stag
     assert ("mark_failed", error) not in CALLS and CALLS[-1] == ("close",)
     # close keeps MMEngine's signature: visualizers that override it still work
     assert list(inspect.signature(Visualizer.close).parameters) == ["self"]
+
+
+def test_a_failed_run_leaves_nothing_that_keeps_the_runner_alive(failing_run):
+    # a backend kept the error, whose traceback held the Runner (and its dataloader workers)
+    runner = weakref.ref(failing_run([dict(type="LocalVisBackend")], RuntimeError("boom")))
+    gc.collect()
+    assert runner() is None
 
 
 def test_get_current_instance_before_any_visualizer_is_an_error_as_in_mmengine(monkeypatch):
