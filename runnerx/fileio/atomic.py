@@ -42,6 +42,8 @@ _executor: ThreadPoolExecutor | None = None
 _pending: list[tuple[Future, Owner, str | None]] = []  # (the work, its owner, its file)
 # (owner, the file or None for an action, its error): the failures since the last wait
 _failures: list[tuple[Owner, str | None, BaseException]] = []
+# the ids of other Runners' failures a wait has logged (kept until their own wait raises them)
+_warned: set[int] = set()
 _owner: contextvars.ContextVar[Owner] = contextvars.ContextVar("runnerx_writes_owner", default=None)
 
 
@@ -221,25 +223,37 @@ def failed_write(owner: object = None) -> tuple[str | None, BaseException] | Non
 def wait_for_pending_writes(raise_errors: bool = True, owner: object = None) -> None:
     """Block until every queued write and action is done; raise the first error among them
     and forget them all (``raise_errors=False``: only wait, leaving them to
-    :func:`failed_write`). With ``owner`` (a Runner), raise only the errors that concern it
-    (see :func:`queued_by`) and log the others as WARNINGs, naming their files."""
+    :func:`failed_write`). With ``owner`` (a Runner), raise and forget only the errors that
+    concern it (see :func:`queued_by`); another living Runner's failures are logged once as
+    WARNINGs, naming their files, and kept for that Runner's own wait to raise."""
     with _lock:
         pending = list(_pending)
     errors = [(future.exception(), who, path) for future, who, path in pending]
     if not raise_errors:
         return
-    with _lock:
-        _pending[:] = [entry for entry in _pending if entry not in pending]
-        _failures.clear()
     reference = None if owner is None else _reference(owner)
+
+    def kept(who: Owner) -> bool:  # another Runner's, which is still there to raise it
+        return not (owner is None or _concerns(who, reference)) and who() is not None
+
+    kept_errors = {id(error) for error, who, _ in errors if error is not None and kept(who)}
+    with _lock:
+        _pending[:] = [
+            entry
+            for entry in _pending
+            if entry not in pending or id(entry[0].exception()) in kept_errors
+        ]
+        _failures[:] = [failure for failure in _failures if kept(failure[0])]
     ours = []
     for error, who, path in errors:
         if error is None:
             continue
         if owner is None or _concerns(who, reference):
             ours.append(error)
-        else:
+        elif id(error) not in _warned:  # another Runner's: kept for it, or its Runner is gone
+            _warned.add(id(error))
             _warn_of_anothers_failure(error, path)
+    _warned.intersection_update(kept_errors)
     if ours:
         raise ours[0]
 

@@ -78,7 +78,7 @@ HOOK_POINTS = (
 def get_priority(priority: int | str) -> int:
     """The number of a priority given by name (``'NORMAL'``) or number (0 to 100)."""
     if isinstance(priority, bool):
-        raise TypeError(f"priority must be a name or an int from 0 to 100, got {priority!r}")
+        raise ValueTypeError(f"priority must be a name or an int from 0 to 100, got {priority!r}")
     if isinstance(priority, int):
         if not 0 <= priority <= 100:
             raise ValueError(f"priority must be between 0 and 100, got {priority}")

@@ -209,7 +209,7 @@ class PreemptionHook(Hook):
         self._previous.clear()
         if self.preempted_by is None:
             return
-        wait_for_pending_writes()
+        wait_for_pending_writes(owner=runner)
         barrier()  # every rank's part of the checkpoint is on disk
         requeue = self.received in self.requeue_signals and "SLURM_JOB_ID" in os.environ
         if requeue and is_main_process() and _requeue_slurm_job(runner.logger):

@@ -14,6 +14,7 @@ from torch.autograd.profiler_util import EventList
 from runnerx.dist import get_rank
 from runnerx.hooks.hook import Hook
 from runnerx.registry import HOOKS
+from runnerx.utils.errors import ValueTypeError
 
 _RECORDING = (profiler.ProfilerAction.RECORD, profiler.ProfilerAction.RECORD_AND_SAVE)
 
@@ -261,7 +262,7 @@ def _build_schedule(schedule: dict | None) -> Callable | None:
     try:
         return profiler.schedule(**schedule)
     except (TypeError, ValueError, AssertionError) as error:
-        raise ValueError(
+        raise ValueTypeError(  # MMEngine's is torch's TypeError for missing arguments
             f"ProfilerHook: schedule={dict(schedule)!r} is not valid for "
             f"torch.profiler.schedule: {error}"
         ) from None

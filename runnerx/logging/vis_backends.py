@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from runnerx.dist import master_only
 from runnerx.fileio.atomic import atomic_write
 from runnerx.registry import VISBACKENDS
+from runnerx.utils.errors import ValueAssertionError
 
 
 def _config_text(config: Any) -> str:
@@ -114,7 +115,10 @@ class ScalarWiseVisBackend(BaseVisBackend):
     def add_scalars(
         self, scalar_dict: dict, step: int = 0, file_path: str | None = None, **kwargs: Any
     ) -> None:
-        """``add_scalar`` for each value at ``step``."""
+        """``add_scalar`` for each value at ``step``, or at the dict's 'step' entry when it has
+        one (as LocalVisBackend records it; MMEngine's TensorBoard and ClearML backends assert
+        there is none)."""
+        step = scalar_dict.get("step", step)
         for name, value in scalar_dict.items():
             if name != "step":
                 self.add_scalar(name, value, step)
@@ -140,9 +144,13 @@ class LocalVisBackend(BaseVisBackend):
     ) -> None:
         super().__init__(save_dir)
         if not scalar_save_file.endswith(".json"):
-            raise ValueError(f"scalar_save_file must end with .json, got {scalar_save_file!r}")
+            raise ValueAssertionError(
+                f"scalar_save_file must end with .json, got {scalar_save_file!r}"
+            )
         if not config_save_file.endswith(".py"):  # the config is written as Python text
-            raise ValueError(f"config_save_file must end with .py, got {config_save_file!r}")
+            raise ValueAssertionError(
+                f"config_save_file must end with .py, got {config_save_file!r}"
+            )
         self._scalar_path = os.path.join(self._save_dir, scalar_save_file)
         self._config_path = os.path.join(self._save_dir, config_save_file)
         self._image_dir = os.path.join(self._save_dir, img_save_dir)
@@ -178,7 +186,7 @@ class LocalVisBackend(BaseVisBackend):
         if file_path is not None:
             extra_path = os.path.join(self._save_dir, file_path)
             if not file_path.endswith(".json") or extra_path == self._scalar_path:
-                raise ValueError(
+                raise ValueAssertionError(
                     f"file_path must be a .json file other than the scalar file, got {file_path!r}"
                 )
             self._append(line, extra_path)

@@ -25,7 +25,7 @@ from runnerx.utils.manager import ManagerMixin
 
 from .drawing import DrawingMixin
 from .featmap import draw_featmap
-from .vis_backends import BaseVisBackend
+from .vis_backends import BaseVisBackend, exit_code
 
 
 @VISUALIZERS.register_module()
@@ -175,6 +175,8 @@ class Visualizer(DrawingMixin, ManagerMixin):
         W&B exit code 1, ClearML's failed state). The Runner calls it before ``close`` when
         an exception leaves ``train``, ``val`` or ``test``; ``close`` keeps MMEngine's
         signature."""
+        if not exit_code(error):  # SystemExit(0): a clean exit
+            return
         for backend in self._vis_backends.values():
             backend.mark_failed(error)
 

@@ -396,10 +396,10 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
             # and leaves the signal handlers as it found them
             restore_signal_handlers(handlers)
             with contextlib.suppress(Exception):
-                wait_for_pending_writes()
+                wait_for_pending_writes(owner=self)
             self._close_visualizer(error)
             raise
-        wait_for_pending_writes()
+        wait_for_pending_writes(owner=self)
         return model
 
     def val(self) -> dict:

@@ -6,7 +6,6 @@ the file, or is the Ctrl-C that stopped it)."""
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import tempfile
 import threading
@@ -98,13 +97,6 @@ class Run:
     """A stand-in for a Runner: what ``queued_by`` marks queued work with."""
 
 
-@pytest.fixture
-def current_log(monkeypatch, logged_warnings):
-    """The WARNINGs of the current logger (print_log's 'current')."""
-    monkeypatch.setattr("runnerx.logging.logger._current_logger", logging.getLogger("atomic_test"))
-    return logged_warnings("atomic_test")
-
-
 def test_a_failed_write_concerns_the_runner_that_queued_it_only(tmp_path, disk, current_log):
     first, second, done = Run(), Run(), []
     with queued_by(first):
@@ -121,7 +113,12 @@ def test_a_failed_write_concerns_the_runner_that_queued_it_only(tmp_path, disk, 
     wait_for_pending_writes(owner=second)  # waits, and only logs the other's failure
     assert len(current_log) == 1 and "another Runner" in current_log[0]
     assert f"[Errno 28] No space left on device: '{tmp_path / 'b.pth'}'" in current_log[0]
-    assert failed_write() is None  # reported, so forgotten
+    assert failed_write(first)[0] == str(tmp_path / "b.pth")  # kept for its own Runner
+    wait_for_pending_writes(owner=second)
+    assert len(current_log) == 1  # logged once
+    with pytest.raises(OSError, match="b.pth"):
+        wait_for_pending_writes(owner=first)
+    assert failed_write() is None  # raised to its Runner, so forgotten
     assert done == ["second's"]
 
 

@@ -20,6 +20,12 @@ def test_get_priority_raises_mmengines_type_too(priority, mmengine_type):
     assert isinstance(raised.value, mmengine_type)
 
 
+def test_a_bool_priority_is_a_value_and_type_error():
+    with pytest.raises(ValueError, match="priority must be a name or an int") as raised:
+        get_priority(True)
+    assert isinstance(raised.value, TypeError)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "types", "message"),
     [

@@ -190,6 +190,7 @@ def test_a_run_shorter_than_profile_times_stops_profiling_at_its_end(runner, tra
         (dict(schedule=[1, 1, 2]), TypeError, "schedule must be a dict"),
         (dict(schedule=dict(wait=1, warmup=1, active=1, every=2)), ValueError, "['every']"),
         (dict(schedule=dict(wait=1)), ValueError, "not valid for torch.profiler.schedule"),
+        (dict(schedule=dict()), TypeError, "not valid for torch.profiler.schedule"),  # MMEngine's
         (dict(on_trace_ready="print"), TypeError, "on_trace_ready must be a callable"),
         (dict(on_trace_ready=dict(type="csv")), ValueError, "on_trace_ready.type must be"),
         (dict(on_trace_ready=dict(type="log_trace", rows=3)), ValueError, "['rows']"),

@@ -53,8 +53,11 @@ def test_local_backend_writes_the_extra_file_path_and_the_config(tmp_path):
     with pytest.raises(ValueError, match=r"\.json"):
         LocalVisBackend(tmp_path, scalar_save_file="scalars.txt")
     # the config is Python text: a .json name would hold a file no JSON reader takes
-    with pytest.raises(ValueError, match=r"config_save_file must end with \.py, got 'c\.json'"):
+    with pytest.raises(
+        ValueError, match=r"config_save_file must end with \.py, got 'c\.json'"
+    ) as info:
         LocalVisBackend(tmp_path, config_save_file="c.json")
+    assert isinstance(info.value, AssertionError)  # MMEngine's type too
 
 
 def test_a_config_the_disk_cannot_take_is_named_and_leaves_no_file(tmp_path, monkeypatch):
@@ -131,6 +134,7 @@ def test_tensorboard_events_read_back_with_tensorboard(tmp_path):
     assert not (tmp_path / "tb").exists()  # the writer is made on first use
     backend.add_scalars({"loss": 2.5, "lr": 0.01, "step": 10}, step=10)
     backend.add_scalars({"loss": 1.5, "lr": 0.005}, step=20)
+    backend.add_scalars({"loss": 0.5, "step": 30}, step=25)  # the dict's step, as local's
     backend.add_scalar("accuracy/top1", 96.25, step=1)
     backend.add_config(Config(dict(lr=0.1)))
     with pytest.warns(UserWarning, match="skips 'matrix'"):
@@ -141,7 +145,7 @@ def test_tensorboard_events_read_back_with_tensorboard(tmp_path):
     events.Reload()
     assert sorted(events.Tags()["scalars"]) == ["accuracy/top1", "loss", "lr"]
     loss = [(event.step, event.value) for event in events.Scalars("loss")]
-    assert loss == [(10, 2.5), (20, 1.5)]
+    assert loss == [(10, 2.5), (20, 1.5), (30, 0.5)]
     assert [(e.step, e.value) for e in events.Scalars("accuracy/top1")] == [(1, 96.25)]
     assert [e.value for e in events.Scalars("lr")] == pytest.approx([0.01, 0.005])
     assert "config/text_summary" in events.Tags()["tensors"]
@@ -230,6 +234,9 @@ def test_a_failed_run_tells_the_backends_before_it_closes_them(failing_run, stag
     CALLS.clear()
     failing_run([dict(type="FailureRecorder")], None, stage)  # success: closed by after_run
     assert ("mark_failed", error) not in CALLS and CALLS[-1] == ("close",)
+    CALLS.clear()
+    failing_run([dict(type="FailureRecorder")], SystemExit(0), stage)  # a clean exit
+    assert CALLS == [("close",)]
     # close keeps MMEngine's signature: visualizers that override it still work
     assert list(inspect.signature(Visualizer.close).parameters) == ["self"]
 

@@ -22,6 +22,7 @@ from runnerx.optim.scheduler.param_scheduler import (
 from runnerx.registry import PARAM_SCHEDULERS, DefaultScope, NotRegisteredError, RegistryKeyError
 from runnerx.registry.build import did_you_mean_argument
 from runnerx.suggest import did_you_mean, given
+from runnerx.utils.errors import TypeAssertionError
 
 
 def build_param_schedulers(
@@ -135,7 +136,7 @@ def check_scheduler_entry(entry: Any, where: str) -> None:
         raise TypeError(
             f"{where} is {given(entry, 'optim_wrapper, ...')} or a config dict(type={name!r}, ...)"
         )
-    raise TypeError(
+    raise TypeAssertionError(  # also MMEngine's AssertionError
         f"{where} must be a scheduler config such as dict(type='MultiStepLR', milestones=[8, "
         f"11]) or a built runnerx scheduler, but got {name}: {entry!r}"
     )

@@ -197,8 +197,9 @@ def test_constructor_errors_keep_their_type_and_gain_the_entry(make_optimizer):
 
 
 def test_entries_that_are_not_configs_are_named(make_optimizer):
-    with pytest.raises(TypeError, match=r"param_scheduler\[1\] must be a scheduler config"):
+    with pytest.raises(TypeError, match=r"param_scheduler\[1\] must be a scheduler config") as info:
         build_param_schedulers([dict(type="StepLR", step_size=1), "StepLR"], make_optimizer())
+    assert isinstance(info.value, AssertionError)  # MMEngine's type too
 
 
 def test_a_scheduler_of_a_child_registry_is_found_in_its_default_scope(make_optimizer):
