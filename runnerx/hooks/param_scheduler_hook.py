@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runnerx.hooks.hook import Hook
@@ -51,7 +51,8 @@ class ParamSchedulerHook(Hook):
             self._sort(runner.param_schedulers)
 
     def _sort(self, param_schedulers: Any) -> None:
-        schedulers = _flatten(param_schedulers)
+        # configs still (a val() before train() builds them) have nothing to step
+        schedulers = [s for s in _flatten(param_schedulers) if not isinstance(s, Mapping)]
         self._by_iter = [s for s in schedulers if not s.by_epoch]
         self._by_epoch = [s for s in schedulers if s.by_epoch]
         self._by_metrics = [s for s in self._by_epoch if getattr(s, "need_val_args", False)]
@@ -243,6 +244,8 @@ def _labelled(param_schedulers: Any) -> list[tuple[str, Any]]:
         return []
     if isinstance(param_schedulers, (list, tuple)):
         return [(f"param_scheduler[{i}]", s) for i, s in enumerate(param_schedulers)]
+    if isinstance(param_schedulers, dict) and "type" in param_schedulers:  # one config
+        return [("param_scheduler", param_schedulers)]
     if isinstance(param_schedulers, dict):
         labelled = []
         for name, schedulers in param_schedulers.items():
