@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from runnerx.utils.errors import ValueAssertionError
+from runnerx.utils.errors import ValueAssertionError, ValueTypeError
 
 #: Unread tensors are materialised once this many have piled up, so a run nobody reads
 #: (no LoggerHook) keeps a bounded number of device tensors alive.
@@ -103,7 +103,9 @@ class HistoryBuffer:
         given = value = log_val
         if isinstance(value, torch.Tensor):
             if value.numel() != 1:
-                raise ValueError(f"a logged tensor must hold one value, got shape {value.shape}")
+                raise ValueTypeError(  # MMEngine: a TypeError
+                    f"a logged tensor must hold one value, got shape {tuple(value.shape)}"
+                )
         else:
             value = _as_float(value)
         if type(count) is not int:  # the usual count checked first, without the ABCs

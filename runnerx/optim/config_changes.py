@@ -13,6 +13,7 @@ from typing import Any
 from runnerx.optim.amp_optim_wrapper import AmpOptimWrapper, resolve_amp_dtype
 from runnerx.optim.optim_wrapper import OptimWrapper
 from runnerx.suggest import SENTENCE, did_you_mean
+from runnerx.utils.errors import ValueAssertionError
 
 _AUTO_SCALE_LR_KEYS = ("enable", "base_batch_size")
 
@@ -69,7 +70,7 @@ def scale_lr(
         return optim_wrapper_cfg
     base = auto_scale_lr_cfg.get("base_batch_size")
     if isinstance(base, bool) or not isinstance(base, (int, float)) or base <= 0:
-        raise ValueError(
+        raise ValueAssertionError(
             "auto_scale_lr.base_batch_size must be set to the total batch size the config's "
             f"learning rate was tuned for (a positive number), but got {base!r}"
         )

@@ -143,10 +143,12 @@ class MMEngineRunnerAPI(MMEngineSteps):
         must be built already (``build_optim_wrapper``)."""
         from runnerx.data.build import length_of
         from runnerx.optim.scheduler import build_param_schedulers
+        from runnerx.utils.errors import RuntimeAssertionError
 
         if isinstance(self.optim_wrapper, dict) or self.optim_wrapper is None:
-            raise RuntimeError(
-                "build_param_scheduler needs a built optim wrapper: set runner.optim_wrapper = "
+            raise RuntimeAssertionError(
+                "build_optim_wrapper should be called before build_param_scheduler, whose "
+                "schedulers need the built optim wrapper: set runner.optim_wrapper = "
                 "runner.build_optim_wrapper(cfg) first"
             )
         loop = self._training_loop()

@@ -73,10 +73,13 @@ class RunnerCheckpoints:
         takes the values onto its own device either way); ``revise_keys`` drops the
         ``module.`` of a DDP model's keys, as MMEngine's, and the ``_orig_mod.`` of a
         ``torch.compile``d one's (a ``torch.save(model.state_dict())`` of it), which a config's
-        ``load_from`` could not otherwise load."""
+        ``load_from`` could not otherwise load. Once called, ``train()``, ``val()`` and ``test()``
+        no longer act on the config's ``load_from`` / ``resume``."""
         from runnerx.checkpoint.runner_state import load_runner_weights
 
-        return load_runner_weights(self, filename, strict, revise_keys, map_location)
+        checkpoint = load_runner_weights(self, filename, strict, revise_keys, map_location)
+        self._has_loaded = True  # as in MMEngine: train() keeps these weights
+        return checkpoint
 
     def resume(
         self,
@@ -89,17 +92,21 @@ class RunnerCheckpoints:
         optim wrapper and schedulers are built first when they are still configs). Hooks see
         a resume (``runner._resume``, which EMAHook reads) also when it is called directly.
         ``map_location`` is ``torch.load``'s; MMEngine's ``'default'`` reads onto the CPU here,
-        and the model and optimizer take their values onto their own devices."""
+        and the model and optimizer take their values onto their own devices. Once it has
+        resumed, ``train()`` goes on from here and no longer acts on the config's ``load_from``
+        / ``resume``, as in MMEngine."""
         from runnerx.checkpoint.runner_state import resume_runner
 
         self._build_optimization()
         configured, self._resume = self._resume, self._resume or filename
         try:
-            return resume_runner(
+            checkpoint = resume_runner(
                 self, filename, resume_optimizer, resume_param_scheduler, map_location
             )
         finally:
             self._resume = configured
+        self._has_loaded = True  # as in MMEngine: train() goes on from here
+        return checkpoint
 
     def load_or_resume(self) -> None:
         """Act on ``resume`` / ``load_from`` once per Runner (see docs/checkpoint.md)."""

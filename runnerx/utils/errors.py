@@ -47,3 +47,7 @@ class ValueNotImplementedError(ValueError, NotImplementedError):
 class ValueRuntimeError(ValueError, RuntimeError):
     """A bad value that MMEngine reports as a RuntimeError (two visualizer backends of one
     name)."""
+
+
+class RuntimeAssertionError(RuntimeError, AssertionError):
+    """A call made in the wrong order (also an AssertionError, as MMEngine reports it)."""

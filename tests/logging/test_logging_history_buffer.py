@@ -143,11 +143,13 @@ def test_state_dict_is_plain_numbers_and_round_trips():
 
 @pytest.mark.parametrize(
     ("value", "error"),
-    [("1.0", TypeError), (None, TypeError), (torch.ones(3), ValueError)],
+    [("1.0", TypeError), (None, TypeError), (torch.ones(3), (ValueError, TypeError))],
 )
 def test_bad_values_are_refused(value, error):
-    with pytest.raises(error):
-        HistoryBuffer().update(value)
+    # a tensor of several values is a ValueError and MMEngine's TypeError both
+    for expected in error if isinstance(error, tuple) else (error,):
+        with pytest.raises(expected):
+            HistoryBuffer().update(value)
 
 
 def test_reading_an_empty_buffer_or_a_bad_window_says_so():

@@ -61,6 +61,11 @@ def test_scale_lr_errors(auto_scale_lr, message):
         scale_lr(optim_cfg(), auto_scale_lr, 64)
 
 
+def test_scale_lr_without_base_batch_size_is_also_mmengines_assertion_error():
+    with pytest.raises(AssertionError, match="auto_scale_lr.base_batch_size must be set"):
+        scale_lr(optim_cfg(), dict(enable=True), 64)
+
+
 def test_scale_lr_needs_an_lr():
     with pytest.raises(ValueError, match=r"optim_wrapper.optimizer has no 'lr'"):
         scale_lr(dict(optimizer=dict(type="Adam")), dict(enable=True, base_batch_size=8), 16)

@@ -47,3 +47,18 @@ def test_load_from_a_checkpoint_without_this_models_weights_is_refused(tmp_path,
     runner.load_checkpoint(str(prefixed), revise_keys=[(r"^model\.", "")])
     loaded = runner.unwrapped_model.state_dict()["features.0.weight"]
     assert torch.equal(loaded, weights["features.0.weight"])
+
+
+def test_a_checkpoint_loaded_by_hand_is_kept_over_the_configs_load_from(tmp_path, one_epoch):
+    # the config names a file that is not there: acting on it after the explicit call fails
+    missing = str(tmp_path / "missing.pth")
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "work", load_from=missing, resume=True))
+    runner.resume(str(one_epoch))
+    runner.train()  # goes on from epoch 1, as MMEngine's does
+    assert (runner.epoch, runner.iter) == (2, 46)
+
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "work2", load_from=missing))
+    runner.load_checkpoint(str(one_epoch))
+    runner.test()
+    loaded = runner.unwrapped_model.state_dict()["features.0.weight"]
+    assert torch.equal(loaded, load_checkpoint(one_epoch)["state_dict"]["features.0.weight"])
