@@ -86,18 +86,18 @@ _MODULE_OPS: dict[Callable, tuple[str, frozenset[str]]] = {
     nn.Dropout.forward: ("aten::dropout", frozenset()),
 }
 
-#: ops that cost no flops (shapes, copies, creation, comparisons, integer maths, relu):
-#: skipped silently rather than reported as unsupported
+#: ops that cost no flops (shapes, copies, creation, comparisons, integer maths, relu, a
+#: tensor's ``.item()``): skipped silently rather than reported as unsupported
 IGNORED_OPS = frozenset(
     "aten::" + name
     for name in """
-    Int ScalarImplicit __and__ bitwise_and bitwise_not alias arange as_strided bernoulli_ cat
-    chunk clamp clamp_ clone constant_pad_nd contiguous copy_ detach dropout empty empty_like
-    empty_strided eq expand expand_as fill_ flatten floor floor_divide full full_like gather ge
-    gt index index_put_ lift_fresh lift_fresh_copy masked_fill max narrow new_empty new_full
-    new_ones new_zeros nonzero ones ones_like permute relu relu_ remainder repeat reshape roll
-    select size slice split split_with_sizes squeeze stack t to _to_copy transpose type_as
-    unbind unsqueeze unsqueeze_ view zero_ zeros zeros_like
+    Int ScalarImplicit _local_scalar_dense __and__ bitwise_and bitwise_not alias arange
+    as_strided bernoulli_ cat chunk clamp clamp_ clone constant_pad_nd contiguous copy_ detach
+    dropout empty empty_like empty_strided eq expand expand_as fill_ flatten floor floor_divide
+    full full_like gather ge gt index index_put_ lift_fresh lift_fresh_copy masked_fill max
+    narrow new_empty new_full new_ones new_zeros nonzero ones ones_like permute relu relu_
+    remainder repeat reshape roll select size slice split split_with_sizes squeeze stack t to
+    _to_copy transpose type_as unbind unsqueeze unsqueeze_ view zero_ zeros zeros_like
     """.split()  # noqa: SIM905  (a word list reads better than 75 quoted lines)
 )
 

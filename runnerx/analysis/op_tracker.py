@@ -7,14 +7,21 @@ records as one op (``F.linear``). An op belongs to the
 innermost module and its ancestors by name (``'owner'``), or to every module on the stack
 (``'caller'``). No tracing: the model runs eagerly, so data-dependent Python control flow
 takes the branch these inputs take.
+
+A custom ``torch.autograd.Function`` (an extension's kernel: deformable conv, ROIAlign) is
+one op ``prim::PythonOp.<ClassName>``, the key MMEngine's trace gives it: a handle set for
+that key counts the whole call (and the ops inside it are not counted); without one, the
+ops inside are counted as they are, and a call with none to count (a C++ or numpy kernel the
+dispatcher never sees) is reported as unsupported rather than counted as nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -128,6 +135,40 @@ class _FunctionWatcher(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+@dataclass
+class _FunctionCall:
+    """A custom autograd Function's ``apply`` in progress: its op key and, for each spec,
+    whether an op inside it was counted or reported."""
+
+    key: str
+    inside: list[bool] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def _watching_autograd_functions(
+    calls: list[_FunctionCall], n_specs: int, on_call: Callable[[_FunctionCall, tuple, Any], None]
+) -> Iterator[None]:
+    """Route ``torch.autograd.Function.apply`` through ``calls`` (the stack of calls in
+    progress) and hand each finished call to ``on_call``; restored on exit."""
+    original = torch.autograd.Function.__dict__["apply"]
+
+    def apply(cls: type, *args: Any, **kwargs: Any) -> Any:
+        call = _FunctionCall(f"prim::PythonOp.{cls.__name__}", [False] * n_specs)
+        calls.append(call)
+        try:
+            out = original.__func__(cls, *args, **kwargs)
+        finally:
+            calls.pop()
+        on_call(call, args, out)
+        return out
+
+    torch.autograd.Function.apply = classmethod(apply)
+    try:
+        yield
+    finally:
+        torch.autograd.Function.apply = original
+
+
 def collect_statistics(
     model: nn.Module,
     inputs: Any,
@@ -149,30 +190,52 @@ def collect_statistics(
     called: set[str] = set()
     seen: list[set[str]] = [set() for _ in specs]
     functions = _FunctionWatcher()
+    calls: list[_FunctionCall] = []
 
-    def on_op(func: Any, args: tuple, kwargs: dict, out: Any) -> None:
-        module, innermost = stack[-1]
-        caller = functions.running[-1] if functions.running else type(module).forward
-        key, counted = op_key(func.overloadpacket.__name__, caller)
+    def record(
+        key: str,
+        counted: bool,
+        inputs: Callable[[], list[Any]],
+        out: Any,
+        call: _FunctionCall | None = None,
+    ) -> None:
+        """Count one op under ``key`` for each spec, for the modules running it; ``call`` is
+        the autograd Function the op stands for, reported only where nothing inside it was."""
+        innermost = stack[-1][1]
         callers = {name for _, name in stack}
         handle_inputs = None
-        for spec, stats, spec_seen in zip(specs, results, seen):
+        for index, (spec, stats, spec_seen) in enumerate(zip(specs, results, seen)):
             owners = callers if spec.ancestor_mode == "caller" else _ancestors(innermost)
             spec_seen |= owners
             if not counted or key in spec.ignored:
                 continue
+            if any(running.key in spec.handles for running in calls):
+                continue  # inside a Function whose handle counts the whole call
             handle = spec.handles.get(key)
+            if handle is None and call is not None and call.inside[index]:
+                continue  # the ops inside the Function were counted one by one
+            for running in calls:
+                running.inside[index] = True
             if handle is None:
                 for name in owners:
                     stats.unsupported_ops[name][key] += 1
                 continue
             if handle_inputs is None:
-                handle_inputs = _handle_inputs(func, args, kwargs)
+                handle_inputs = inputs()
             count = handle(handle_inputs, _as_list(out))
             if not isinstance(count, Counter):
                 count = Counter({key.split("::", 1)[-1]: count})
             for name in owners:
                 stats.counts[name] += count  # as Counter addition: zero counts are dropped
+
+    def on_op(func: Any, args: tuple, kwargs: dict, out: Any) -> None:
+        module = stack[-1][0]
+        caller = functions.running[-1] if functions.running else type(module).forward
+        key, counted = op_key(func.overloadpacket.__name__, caller)
+        record(key, counted, lambda: _handle_inputs(func, args, kwargs), out)
+
+    def on_call(call: _FunctionCall, args: tuple, out: Any) -> None:
+        record(call.key, True, lambda: list(args), out, call)
 
     hooks = []
     for module in {id(m): m for _, m in named_modules_with_dup(model)}.values():
@@ -191,7 +254,8 @@ def collect_statistics(
         with warnings.catch_warnings():
             if silence_warnings:
                 warnings.simplefilter("ignore")
-            with functions, _OpRecorder(on_op):
+            watching = _watching_autograd_functions(calls, len(specs), on_call)
+            with functions, _OpRecorder(on_op), watching:
                 if isinstance(inputs, tuple):
                     model(*inputs)
                 else:

@@ -189,7 +189,9 @@ class BaseInferencer(metaclass=InferencerMeta):
     _get_repo_or_mim_dir = staticmethod(zoo_root)
     _get_models_from_metafile = staticmethod(zoo_models)
 
-    def _init_model(self, cfg: Config | ConfigDict, weights: str | None, device: str) -> nn.Module:
+    def _init_model(
+        self, cfg: Config | ConfigDict, weights: str | None, device: str = "cpu"
+    ) -> nn.Module:
         """The config's model, built in :attr:`scope` (the config's ``default_scope`` when
         there is none), with the ``weights`` loaded, on ``device``, in eval mode. An empty
         ``cfg`` is filled in from the checkpoint's saved config first."""
