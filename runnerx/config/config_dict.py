@@ -87,6 +87,15 @@ class ConfigDict(Dict):
     def __reduce_ex__(self, protocol: Any) -> tuple:
         return (self.__class__, (dict(dict.items(self)),))
 
+    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]
+        """The ``(key, value)`` pairs, as a list as in MMEngine: a loop over them may add or
+        remove keys (``for k, v in cfg.items(): if v is None: cfg.pop(k)``)."""
+        return list(dict.items(self))
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        """The values, as a list as in MMEngine (``cfg.values()[0]`` works)."""
+        return list(dict.values(self))
+
     def pop(self, key: Any, default: Any = None) -> Any:
         """Remove ``key`` and return its value, or ``default`` (None) when absent, as MMEngine."""
         return dict.pop(self, key, default)

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -86,7 +87,20 @@ def get_installed_path(package: str) -> str:
         raise RuntimeError(
             f"get_installed_path: {package!r} is a namespace package, which has no single folder"
         )
-    raise ModuleNotFoundError(f"get_installed_path: {package!r} is not installed")
+    raise _not_installed_error()(f"get_installed_path: {package!r} is not installed")
+
+
+@functools.cache
+def _not_installed_error() -> type[ModuleNotFoundError]:
+    """ModuleNotFoundError, made also ``pkg_resources.DistributionNotFound`` (MMEngine's type)
+    where setuptools still has it; imported only here, as it is slow and deprecated."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from pkg_resources import DistributionNotFound
+    except ImportError:
+        return ModuleNotFoundError
+    return type("PackageNotFoundError", (ModuleNotFoundError, DistributionNotFound), {})
 
 
 def call_command(cmd: list[str]) -> None:

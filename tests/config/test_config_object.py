@@ -48,6 +48,17 @@ def test_hasattr_getattr_and_get_behave_like_a_dict(cfg):
     assert cfg.model.pop("nope") is None  # MMEngine's ConfigDict.pop defaults to None
 
 
+def test_items_and_values_are_lists_so_a_loop_may_change_the_dict(cfg):
+    """As MMEngine's: removing keys while looping over items() works; values() indexes."""
+    cfg.model.backbone.frozen_stages = None
+    for key, value in cfg.model.backbone.items():
+        if value is None:
+            cfg.model.backbone.pop(key)
+    assert "frozen_stages" not in cfg.model.backbone
+    assert cfg.values()[list(cfg).index("model")] is cfg.model
+    assert [key for key, _ in cfg.items()] == list(cfg.keys())
+
+
 def test_setting_values_converts_dicts_and_tracks_paths(cfg):
     cfg.custom = dict(inner=dict(x=1), items=[dict(y=2)])
     assert isinstance(cfg.custom.inner, ConfigDict)

@@ -95,6 +95,10 @@ def test_is_installed_and_installed_path_agree_with_mmengine(package):
     else:
         with pytest.raises(ModuleNotFoundError, match="not installed"):
             rx.get_installed_path(package)
+        from pkg_resources import DistributionNotFound
+
+        with pytest.raises(DistributionNotFound, match="not installed"):  # MMEngine's type
+            rx.get_installed_path(package)
 
 
 def test_installed_path_of_an_editable_install_is_its_source_folder():
