@@ -118,8 +118,8 @@ class MessageHub(ManagerMixin):
         except (TypeError, ValueError) as error:
             if created:
                 del self._log_scalars[key]
-            # also MMEngine's AssertionError
-            both = TypeAssertionError if isinstance(error, TypeError) else ValueAssertionError
+            # also MMEngine's AssertionError (a tensor of several values: a ValueError first)
+            both = ValueAssertionError if isinstance(error, ValueError) else TypeAssertionError
             raise both(f"message_hub.update_scalar({key!r}, ...): {error}") from None
         if not resumed:
             self._not_resumed.add(key)
