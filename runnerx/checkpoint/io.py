@@ -149,6 +149,8 @@ def load_model_weights(
     checkpoint: dict,
     strict: bool = False,
     revise_keys: Iterable[tuple[str, str]] = ((r"^module\.", ""),),
+    *,
+    refuse_other_shapes: str | None = None,
 ) -> tuple[list[str], list[str]]:
     """Load the weights of ``checkpoint`` (its ``state_dict``, or itself) into ``model``.
 
@@ -157,14 +159,15 @@ def load_model_weights(
     (missing, unexpected) keys; with ``strict`` any of them, or a tensor whose shape differs
     from the model's, is an error. Without ``strict``, as in MMEngine, a tensor of another
     shape is skipped (fine-tuning a model whose head has other classes) and named in a
-    warning in the run's log; it is not counted as missing.
+    warning in the run's log; it is not counted as missing. ``refuse_other_shapes`` (why
+    they must fit, e.g. the weights are to be evaluated) makes such tensors an error.
     """
     state = checkpoint.get("state_dict", checkpoint)
     for pattern, replacement in revise_keys:
         state = {re.sub(pattern, replacement, key): value for key, value in state.items()}
     mismatched: set[str] = set()
     if not strict:
-        state, mismatched = _without_shape_mismatches(model, state)
+        state, mismatched = _without_shape_mismatches(model, state, refuse_other_shapes)
     from runnerx.parallel import load_model_state_dict  # any wrapper, FSDP shards included
 
     missing, unexpected = load_model_state_dict(model, state, strict=strict)
@@ -190,9 +193,11 @@ def remove_partial_files(folder: str | os.PathLike, is_target: Callable[[str], b
     return removed
 
 
-def _without_shape_mismatches(model: torch.nn.Module, state: dict) -> tuple[dict, set[str]]:
+def _without_shape_mismatches(
+    model: torch.nn.Module, state: dict, refuse: str | None = None
+) -> tuple[dict, set[str]]:
     """``state`` without the tensors whose shape differs from the model's, and their names
-    (logged as a warning)."""
+    (logged as a warning; a ValueError led by ``refuse``, why they must fit, when given)."""
     from runnerx.parallel import unwrap
 
     expected = unwrap(model).state_dict()
@@ -209,6 +214,11 @@ def _without_shape_mismatches(model: torch.nn.Module, state: dict) -> tuple[dict
         f"{key}: checkpoint {tuple(state[key].shape)}, model {tuple(expected[key].shape)}"
         for key in sorted(mismatched)
     )
+    if refuse is not None:
+        raise ValueError(
+            f"{refuse}: {len(mismatched)} of the model's {len(expected)} weight tensors have "
+            f"another shape there ({details})"
+        )
     print_log(
         f"{len(mismatched)} checkpoint tensor(s) whose shape differs from the model's were not "
         f"loaded: {details}",

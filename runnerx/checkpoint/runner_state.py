@@ -304,7 +304,17 @@ def load_runner_weights(
     # starts its average from them)
     runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
     target = _weights_target(runner.unwrapped_model)
-    missing, unexpected = load_model_weights(target, checkpoint, strict, revise_keys)
+    refuse = None
+    if getattr(runner, "_loading_to_evaluate", False):
+        refuse = (
+            f"load_from: {path} does not fit this config's model, so the evaluation would run "
+            "on weights left as initialised (give a checkpoint of this config's model, or the "
+            "config that trained it; to fine-tune from it, train with load_from, which skips "
+            "tensors of another shape)"
+        )
+    missing, unexpected = load_model_weights(
+        target, checkpoint, strict, revise_keys, refuse_other_shapes=refuse
+    )
     expected = len(target.state_dict())
     if expected and len(missing) == expected:
         raise ValueError(no_weights_of(target, path, checkpoint, revise_keys))

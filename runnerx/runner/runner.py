@@ -143,6 +143,7 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
         self._resume = resume
         self._has_loaded = False
         self._in_train = False  # inside train(): a val()/test() a hook calls keeps its modes
+        self._loading_to_evaluate = False  # load_from for val()/test() alone: shapes must fit
         self.unsafe_load = unsafe_load  # trusted checkpoints only: they may run pickled code
         self.model = self._build_model(model, data_preprocessor)
         self._hook_cache: dict[str, list] = {}
@@ -418,7 +419,11 @@ class Runner(RunnerSetupSteps, RunnerCheckpoints, MMEngineRunnerAPI):
                 f"this Runner has no {stage}_dataloader / {stage}_cfg / {stage}_evaluator"
             )
         self.call_hook("before_run")
-        self.load_or_resume()
+        self._loading_to_evaluate = not self._in_train
+        try:
+            self.load_or_resume()
+        finally:
+            self._loading_to_evaluate = False
         # called from a hook mid-training, the training goes on in the modes it had (its own
         # validations restore them; MMEngine's iteration loop calls model.train() per batch)
         kept = modes_kept(self.model) if self._in_train else contextlib.nullcontext()

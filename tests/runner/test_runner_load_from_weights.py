@@ -62,3 +62,23 @@ def test_a_checkpoint_loaded_by_hand_is_kept_over_the_configs_load_from(tmp_path
     runner.test()
     loaded = runner.unwrapped_model.state_dict()["features.0.weight"]
     assert torch.equal(loaded, load_checkpoint(one_epoch)["state_dict"]["features.0.weight"])
+
+
+def test_evaluating_a_checkpoint_of_another_shape_is_refused_but_fine_tuning_skips(
+    tmp_path, one_epoch
+):
+    # another model's checkpoint: tools/test.py must not report a metric of untrained weights
+    narrow = {"model.channels": (8, 16), "train_cfg.max_epochs": 1}
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "test", load_from=str(one_epoch), **narrow))
+    with pytest.raises(ValueError) as caught:
+        runner.test()
+    message = str(caught.value)
+    assert message.startswith(f"load_from: {one_epoch} does not fit this config's model, so ")
+    assert "the model's 6 weight tensors have another shape there (classifier.weight: " in message
+
+    # training from it fine-tunes: the tensors of another shape are skipped with a warning
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "train", load_from=str(one_epoch), **narrow))
+    runner.train()
+    assert runner.epoch == 1
+    log = next((tmp_path / "train").glob("*/*.log")).read_text()
+    assert "checkpoint tensor(s) whose shape differs from the model's were not loaded" in log

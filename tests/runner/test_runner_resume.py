@@ -392,14 +392,14 @@ def test_a_seed_that_is_not_an_int_is_refused_naming_randomness_seed(tmp_path, s
 
 
 def test_load_from_names_the_tensors_of_another_shape_in_the_log(tmp_path):
-    """tools/test.py on another model's checkpoint: the log says which tensors were not loaded
-    (not as 'missing': the checkpoint has them, with another shape)."""
+    """Weights of another shape loaded to fine-tune (not to evaluate, which is refused): the
+    log says which tensors were not loaded (not as 'missing': the checkpoint has them)."""
     cfg = digits_cfg(tmp_path / "wide", **{"model.channels": (16, 48)})
     wide = Runner.from_cfg(cfg).unwrapped_model
     path = tmp_path / "wide.pth"
     save_checkpoint({"state_dict": wide.state_dict()}, path)
-    runner = Runner.from_cfg(digits_cfg(tmp_path / "work", load_from=str(path)))
-    runner.test()
+    runner = Runner.from_cfg(digits_cfg(tmp_path / "work"))
+    runner.load_checkpoint(str(path))
     log = next((tmp_path / "work").glob("*/*.log")).read_text()
     changed = [
         key
